@@ -1,0 +1,31 @@
+//! acplb-atm: the agent-team side of acplb — identity, a Claude-compatible team mail store, the
+//! session context, the audit log, and the `atm` tools.
+//!
+//! The mail store speaks Claude Code's agent-teams file protocol (`teams/<team>/inboxes/<a>.json`
+//! under Claude's `mkdir` lock); [`atm_cli::AtmCli`] drives the `atm` CLI for ATM ≥ 1.2, whose
+//! mail lives in its daemon. Both implement [`MailBackend`].
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod atm_cli;
+pub mod audit;
+pub mod context;
+pub mod env;
+pub mod error;
+pub mod identity;
+mod inbox;
+pub mod mail;
+pub mod names;
+mod proc;
+pub mod record;
+pub mod redact;
+pub mod store;
+pub mod time;
+
+pub use env::{EnvSource, ProcessEnv};
+pub use error::MailError;
+pub use inbox::lock::LockPolicy;
+pub use mail::{
+    BroadcastReport, MailBackend, MailEnvelope, ReadBatch, ReadOptions, ReadReceipt, SentMessage,
+};
+pub use store::MailStore;

@@ -1,0 +1,278 @@
+//! The `codex exec --json` command line for one turn: sandbox from the mode, settings,
+//! developer instructions, MCP servers, images, and `resume` for later turns.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use acplb_core::permission::Sandbox;
+use acplb_core::provider::TurnRequest;
+use agent_client_protocol::v1::schema::McpServer;
+
+/// Everything that shapes the arguments of one turn.
+#[derive(Debug)]
+pub(crate) struct TurnArgs<'a> {
+    /// `-c key=value` overrides the user gave acplb, passed first so ours win where they must.
+    pub user_overrides: &'a [String],
+    pub cwd: &'a Path,
+    pub turn: &'a TurnRequest,
+    pub mcp_servers: &'a [McpServer],
+    /// Developer instructions to send (the user's own already merged in).
+    pub developer_instructions: Option<String>,
+    pub images: &'a [PathBuf],
+    pub resume_thread: Option<&'a str>,
+}
+
+/// Builds the argument list; the prompt itself goes on stdin (`-`).
+pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["exec".into(), "--json".into(), "--skip-git-repo-check".into()];
+    let mut config = |kv: String| {
+        args.push("-c".into());
+        args.push(kv.into());
+    };
+    for o in a.user_overrides {
+        config(o.clone());
+    }
+    // Plans reach the editor only when Codex's plan tool is on; it is off by default.
+    config("tools.update_plan.enabled=true".into());
+    let sandbox = a.turn.mode.sandbox(a.turn.settings.network_access);
+    if let Sandbox::WorkspaceWrite { network } = sandbox {
+        config(format!("sandbox_workspace_write.network_access={network}"));
+    }
+    if let Some(model) = &a.turn.settings.model {
+        config(format!("model={}", toml_str(model)));
+    }
+    if let Some(effort) = &a.turn.settings.reasoning_effort {
+        config(format!("model_reasoning_effort={}", toml_str(effort)));
+    }
+    if let Some(text) = &a.developer_instructions {
+        config(format!("developer_instructions={}", toml_str(text)));
+    }
+    for server in a.mcp_servers {
+        for kv in mcp_config(server) {
+            config(kv);
+        }
+    }
+    args.push("-s".into());
+    args.push(
+        match sandbox {
+            Sandbox::ReadOnly => "read-only",
+            Sandbox::WorkspaceWrite { .. } => "workspace-write",
+            Sandbox::None => "danger-full-access",
+        }
+        .into(),
+    );
+    args.push("-C".into());
+    args.push(a.cwd.as_os_str().to_owned());
+    if let Some(thread) = a.resume_thread {
+        args.push("resume".into());
+        args.push(thread.into());
+    }
+    for image in a.images {
+        args.push("--image".into());
+        args.push(image.as_os_str().to_owned());
+    }
+    // `--image` takes several values: `--` ends them before the stdin prompt marker.
+    args.push("--".into());
+    args.push("-".into());
+    args
+}
+
+/// `-c` entries registering one client MCP server with Codex.
+fn mcp_config(server: &McpServer) -> Vec<String> {
+    let (name, mut out) = match server {
+        McpServer::Stdio(s) => {
+            let name = mcp_name(&s.name);
+            let args: Vec<String> = s.args.iter().map(|a| toml_str(a)).collect();
+            let env: Vec<String> = s
+                .env
+                .iter()
+                .map(|e| format!("{}={}", toml_key(&e.name), toml_str(&e.value)))
+                .collect();
+            let mut out = vec![
+                format!(
+                    "mcp_servers.{name}.command={}",
+                    toml_str(&s.command.to_string_lossy())
+                ),
+                format!("mcp_servers.{name}.args=[{}]", args.join(",")),
+            ];
+            if !env.is_empty() {
+                out.push(format!("mcp_servers.{name}.env={{{}}}", env.join(",")));
+            }
+            (name, out)
+        }
+        McpServer::Http(h) => {
+            let name = mcp_name(&h.name);
+            let mut out = vec![format!("mcp_servers.{name}.url={}", toml_str(&h.url))];
+            if !h.headers.is_empty() {
+                let headers: Vec<String> = h
+                    .headers
+                    .iter()
+                    .map(|x| format!("{}={}", toml_key(&x.name), toml_str(&x.value)))
+                    .collect();
+                out.push(format!(
+                    "mcp_servers.{name}.http_headers={{{}}}",
+                    headers.join(",")
+                ));
+            }
+            (name, out)
+        }
+        _ => return Vec::new(),
+    };
+    // The editor's user configured these servers explicitly; in exec mode Codex cannot ask,
+    // so without this every call would fail with "requires approval".
+    out.push(format!(
+        "mcp_servers.{name}.default_tools_approval_mode=\"approve\""
+    ));
+    out
+}
+
+/// A server name as a bare TOML key segment.
+pub(crate) fn mcp_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if cleaned.is_empty() {
+        "server".into()
+    } else {
+        cleaned
+    }
+}
+
+fn toml_key(key: &str) -> String {
+    if !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        key.to_owned()
+    } else {
+        toml_str(key)
+    }
+}
+
+/// A TOML basic string with every special character escaped.
+pub(crate) fn toml_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                use std::fmt::Write as _;
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use acplb_core::permission::Mode;
+    use acplb_core::provider::{PromptInput, SessionSettings};
+    use agent_client_protocol::v1::schema::{EnvVariable, McpServerStdio};
+
+    use super::*;
+
+    fn turn(mode: Mode, network: bool) -> TurnRequest {
+        TurnRequest {
+            prompt: PromptInput::default(),
+            mode,
+            settings: SessionSettings {
+                model: Some("gpt-5.5".into()),
+                reasoning_effort: None,
+                network_access: network,
+            },
+            developer_instructions: vec![],
+            env: vec![],
+        }
+    }
+
+    fn strings(v: &[OsString]) -> Vec<String> {
+        v.iter().map(|s| s.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn first_turn_in_auto_with_network() {
+        let t = turn(Mode::Auto, true);
+        let args = strings(&build(&TurnArgs {
+            user_overrides: &["model_provider=\"mock\"".into()],
+            cwd: Path::new("/w"),
+            turn: &t,
+            mcp_servers: &[],
+            developer_instructions: Some("be \"nice\"\nplease".into()),
+            images: &[],
+            resume_thread: None,
+        }));
+        let joined = args.join(" ");
+        assert!(
+            joined.starts_with("exec --json --skip-git-repo-check -c model_provider=\"mock\""),
+            "{joined}"
+        );
+        assert!(joined.contains("-c sandbox_workspace_write.network_access=true"));
+        assert!(joined.contains("-c model=\"gpt-5.5\""));
+        assert!(joined.contains(r#"-c developer_instructions="be \"nice\"\nplease""#));
+        assert!(joined.ends_with("-s workspace-write -C /w -- -"), "{joined}");
+        assert!(!joined.contains("resume"));
+    }
+
+    #[test]
+    fn later_turns_resume_with_images_after_the_subcommand() {
+        let t = turn(Mode::ReadOnly, true);
+        let images = vec![PathBuf::from("/tmp/a.png")];
+        let args = strings(&build(&TurnArgs {
+            user_overrides: &[],
+            cwd: Path::new("/w"),
+            turn: &t,
+            mcp_servers: &[],
+            developer_instructions: None,
+            images: &images,
+            resume_thread: Some("0199-thread"),
+        }));
+        let joined = args.join(" ");
+        assert!(joined.contains("-s read-only -C /w resume"));
+        assert!(
+            !joined.contains("network_access"),
+            "network only matters in auto: {joined}"
+        );
+        assert!(
+            joined.ends_with("-C /w resume 0199-thread --image /tmp/a.png -- -"),
+            "{joined}"
+        );
+    }
+
+    #[test]
+    fn stdio_mcp_servers_become_config_entries() {
+        let s = McpServer::Stdio(
+            McpServerStdio::new("my tools", "/usr/bin/python3")
+                .args(vec!["srv.py".into(), "--x=\"y\"".into()])
+                .env(vec![EnvVariable::new("TOKEN", "abc")]),
+        );
+        let got = mcp_config(&s);
+        assert_eq!(got[0], "mcp_servers.my_tools.command=\"/usr/bin/python3\"");
+        assert_eq!(got[1], r#"mcp_servers.my_tools.args=["srv.py","--x=\"y\""]"#);
+        assert_eq!(got[2], "mcp_servers.my_tools.env={TOKEN=\"abc\"}");
+        assert_eq!(
+            got[3],
+            "mcp_servers.my_tools.default_tools_approval_mode=\"approve\""
+        );
+    }
+
+    #[test]
+    fn toml_strings_escape_controls() {
+        assert_eq!(toml_str("a\u{1}b\\"), "\"a\\u0001b\\\\\"");
+    }
+}

@@ -1,0 +1,296 @@
+//! The `codex exec --json` provider: one Codex process per turn, `exec resume <thread>` for
+//! later turns, its JSONL decoded into session updates as it streams.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acplb_core::CancellationToken;
+use acplb_core::error::ProviderError;
+use acplb_core::permission::Mode;
+use acplb_core::provider::{
+    ProviderAdapter, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
+};
+use acplb_core::transport::{Process, ProcessEvent, ProcessSpec, StdinMode};
+use agent_client_protocol::v1::schema::{SessionUpdate, StopReason, ToolCallStatus};
+use async_trait::async_trait;
+
+use crate::args::{self, TurnArgs};
+use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals, turn_delta};
+use crate::files::{self, TurnFiles};
+use crate::images::ImageFiles;
+use crate::instructions;
+
+/// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
+const MAX_PROMPT_CHARS: usize = 1 << 20;
+
+/// How acplb runs Codex.
+#[derive(Debug, Clone)]
+pub struct CodexOptions {
+    /// The Codex binary.
+    pub program: PathBuf,
+    /// `-c key=value` overrides passed to every run.
+    pub overrides: Vec<String>,
+    /// Largest command output shown in a tool call, in bytes.
+    pub max_output_bytes: usize,
+    /// Longest JSONL line accepted from Codex.
+    pub max_line_bytes: usize,
+    /// Time Codex gets to exit after an interrupt before it is killed.
+    pub interrupt_grace: Duration,
+}
+
+impl CodexOptions {
+    /// Defaults for `program`.
+    pub fn new(program: PathBuf) -> Self {
+        Self {
+            program,
+            overrides: Vec::new(),
+            max_output_bytes: 64 * 1024,
+            max_line_bytes: 16 * 1024 * 1024,
+            interrupt_grace: Duration::from_millis(300),
+        }
+    }
+}
+
+/// The Codex provider.
+#[derive(Debug)]
+pub struct CodexAdapter {
+    options: CodexOptions,
+}
+
+impl CodexAdapter {
+    /// A provider running Codex as `options` say.
+    pub fn new(options: CodexOptions) -> Self {
+        Self { options }
+    }
+}
+
+impl ProviderAdapter for CodexAdapter {
+    fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
+        Box::new(CodexSession {
+            options: self.options.clone(),
+            setup,
+            thread_id: None,
+            totals: Totals::default(),
+            turns: 0,
+        })
+    }
+}
+
+/// One ACP session's Codex thread.
+#[derive(Debug)]
+struct CodexSession {
+    options: CodexOptions,
+    setup: SessionSetup,
+    thread_id: Option<String>,
+    /// Codex reports token totals for the whole thread; the previous turn's, to subtract.
+    totals: Totals,
+    turns: u64,
+}
+
+/// What the stream said about the turn's end.
+enum End {
+    Completed(Totals),
+    Failed { message: String, auth_required: bool },
+}
+
+#[async_trait(?Send)]
+impl ProviderSession for CodexSession {
+    async fn run_turn(
+        &mut self,
+        turn: TurnRequest,
+        sink: &dyn SessionSink,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ProviderError> {
+        self.turns += 1;
+        let chars = turn.prompt.text.chars().count();
+        if chars > MAX_PROMPT_CHARS {
+            return Err(ProviderError::Prepare(format!(
+                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
+            )));
+        }
+        let images = ImageFiles::write(&turn.prompt.images)?;
+        let mut process = self.spawn(&turn, &images)?;
+        // Snapshot only when the turn may write; it runs while Codex starts up.
+        let snapshot_task = (turn.mode != Mode::ReadOnly).then(|| {
+            let cwd = self.setup.cwd.clone();
+            tokio::task::spawn_local(async move { files::snapshot(&cwd, Duration::from_secs(5)).await })
+        });
+        let mut snapshot_task = snapshot_task;
+        // Made on the first `file_change`, from the snapshot (waiting for it if need be).
+        let mut files: Option<TurnFiles> = None;
+        let mut decoder = Decoder::new(DecoderOptions {
+            cwd: self.setup.cwd.clone(),
+            notices: self.setup.client_shows_notices,
+            max_output_bytes: self.options.max_output_bytes,
+            id_prefix: format!("t{}-", self.turns),
+        });
+        let mut out: Vec<SessionUpdate> = Vec::new();
+        let mut end: Option<End> = None;
+        let mut line_no: u64 = 0;
+        let status = loop {
+            let event = tokio::select! {
+                biased;
+                () = cancel.cancelled() => {
+                    process.stop(self.options.interrupt_grace).await;
+                    decoder.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
+                    flush(sink, &mut out);
+                    tracing::info!(session = %self.setup.session_id, "turn cancelled; codex stopped");
+                    return Ok(TurnOutcome { stop_reason: StopReason::Cancelled, usage: None });
+                }
+                // Cancel-safe: see Process::next_event.
+                event = process.next_event() => event,
+            };
+            match event {
+                ProcessEvent::Stdout(line) => {
+                    line_no += 1;
+                    if files.is_none() && line.contains("\"file_change\"") {
+                        files = Some(TurnFiles::new(match snapshot_task.take() {
+                            Some(task) => task
+                                .await
+                                .unwrap_or_else(|e| Err(format!("snapshot task failed: {e}"))),
+                            None => Err("the turn ran in read-only mode".into()),
+                        }));
+                    }
+                    let texts: &mut dyn FileTexts = match files.as_mut() {
+                        Some(f) => f,
+                        None => &mut NoFileTexts,
+                    };
+                    match decoder.line(&line, texts, &mut out) {
+                        Ok(Some(signal)) => self.on_signal(signal, &mut end),
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(line = line_no, error = %e, "ignoring a malformed line from codex")
+                        }
+                    }
+                }
+                ProcessEvent::StdoutOversized { bytes } => {
+                    line_no += 1;
+                    tracing::warn!(line = line_no, bytes, "dropped an over-long line from codex");
+                }
+                ProcessEvent::Stderr(line) => {
+                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                    decoder.stderr_line(&line, &mut out);
+                }
+                ProcessEvent::Exited(status) => break status,
+            }
+            flush(sink, &mut out);
+        };
+        decoder.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
+        flush(sink, &mut out);
+        match end {
+            Some(End::Completed(now)) => {
+                let usage = turn_delta(&self.totals, &now);
+                self.totals = now;
+                Ok(TurnOutcome {
+                    stop_reason: StopReason::EndTurn,
+                    usage: Some(usage),
+                })
+            }
+            Some(End::Failed {
+                message,
+                auth_required: true,
+            }) => Err(ProviderError::AuthRequired {
+                message: format!("{message} (run `codex login`, or set the provider's API key)"),
+            }),
+            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed { message }),
+            None => {
+                let stderr_tail = process.stderr_tail();
+                Err(match headline(&stderr_tail) {
+                    Some(message) if status.code() == Some(1) => ProviderError::TurnFailed { message },
+                    _ => ProviderError::Exited {
+                        program: self.options.program.clone(),
+                        status: status.to_string(),
+                        stderr_tail,
+                    },
+                })
+            }
+        }
+    }
+
+    fn thread_id(&self) -> Option<String> {
+        self.thread_id.clone()
+    }
+}
+
+impl CodexSession {
+    fn spawn(&self, turn: &TurnRequest, images: &ImageFiles) -> Result<Process, ProviderError> {
+        let added: Vec<String> = self
+            .setup
+            .developer_instructions
+            .iter()
+            .chain(&turn.developer_instructions)
+            .cloned()
+            .collect();
+        let home = instructions::codex_home(|k| std::env::var(k).ok());
+        let users = if added.is_empty() {
+            None
+        } else {
+            instructions::users_own(&self.options.overrides, home.as_deref())
+        };
+        let args = args::build(&TurnArgs {
+            user_overrides: &self.options.overrides,
+            cwd: &self.setup.cwd,
+            turn,
+            mcp_servers: &self.setup.mcp_servers,
+            developer_instructions: instructions::merged(users.as_deref(), &added),
+            images: images.paths(),
+            resume_thread: self.thread_id.as_deref(),
+        });
+        tracing::debug!(session = %self.setup.session_id, ?args, "starting codex");
+        Process::spawn(ProcessSpec {
+            program: self.options.program.clone(),
+            args,
+            cwd: self.setup.cwd.clone(),
+            env: child_env(self.setup.env.iter().chain(&turn.env).cloned().collect()),
+            env_remove: vec!["RUST_LOG".into()],
+            stdin: StdinMode::Bytes(turn.prompt.text.clone().into_bytes()),
+            max_line_bytes: self.options.max_line_bytes,
+            stderr_tail_bytes: 8 * 1024,
+        })
+    }
+
+    fn on_signal(&mut self, signal: Signal, end: &mut Option<End>) {
+        match signal {
+            Signal::ThreadStarted(id) => {
+                if self.thread_id.as_deref() != Some(id.as_str()) {
+                    tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread started");
+                }
+                self.thread_id = Some(id);
+            }
+            Signal::TurnCompleted(totals) => *end = Some(End::Completed(totals)),
+            Signal::TurnFailed {
+                message,
+                auth_required,
+            } => {
+                *end = Some(End::Failed {
+                    message,
+                    auth_required,
+                })
+            }
+        }
+    }
+}
+
+/// `RUST_LOG` configures acplb; Codex would read it too and flood its stderr, so it is removed
+/// and `ACPLB_CODEX_RUST_LOG`, when set, becomes Codex's `RUST_LOG`.
+fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
+    if let Ok(level) = std::env::var("ACPLB_CODEX_RUST_LOG") {
+        env.push(("RUST_LOG".into(), level));
+    }
+    env
+}
+
+/// The most useful line of a failed Codex's stderr: its last `Error: ...` line.
+fn headline(stderr_tail: &str) -> Option<String> {
+    stderr_tail
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("Error: "))
+        .map(|l| l.trim().to_owned())
+}
+
+fn flush(sink: &dyn SessionSink, out: &mut Vec<SessionUpdate>) {
+    for update in out.drain(..) {
+        sink.update(update);
+    }
+}

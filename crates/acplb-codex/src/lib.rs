@@ -1,0 +1,18 @@
+//! acplb-codex: the provider adapter that drives the `OpenAI` Codex CLI (`codex exec --json`)
+//! and decodes its JSONL event stream into ACP session updates.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod args;
+mod catalog;
+pub mod command;
+pub mod decode;
+mod exec;
+mod files;
+mod images;
+mod instructions;
+pub mod output;
+pub mod wire;
+
+pub use catalog::default_catalog;
+pub use exec::{CodexAdapter, CodexOptions};

@@ -1,0 +1,54 @@
+//! Errors of the runtime and of providers, and their one conversion to ACP wire errors.
+
+use std::path::PathBuf;
+
+/// Why a provider turn failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The provider binary could not be started.
+    #[error("failed to start `{program}`: {source}")]
+    Spawn {
+        /// The program that was run.
+        program: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The provider process ended before finishing the turn.
+    #[error("`{program}` exited before the turn finished ({status}){}", tail_suffix(.stderr_tail))]
+    Exited {
+        /// The program.
+        program: PathBuf,
+        /// Exit status as text (`exit status: 1`, `signal: 9`).
+        status: String,
+        /// The last lines of its stderr.
+        stderr_tail: String,
+    },
+    /// The provider reported that the turn failed.
+    #[error("{message}")]
+    TurnFailed {
+        /// The provider's message.
+        message: String,
+    },
+    /// The provider needs the user to log in.
+    #[error("{message}")]
+    AuthRequired {
+        /// The provider's message plus a hint.
+        message: String,
+    },
+    /// Preparing the turn failed (temp files, prompt input).
+    #[error("failed to prepare the turn: {0}")]
+    Prepare(String),
+    /// Reading from or writing to the provider failed.
+    #[error("i/o with the provider failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn tail_suffix(tail: &str) -> String {
+    if tail.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; stderr:\n{}", tail.trim_end())
+    }
+}

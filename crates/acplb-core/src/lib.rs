@@ -1,0 +1,15 @@
+//! acplb-core: the provider-agnostic runtime of acplb (ACP server, session actors, process
+//! transport, permission modes, plugin pipeline, telemetry).
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod error;
+pub mod permission;
+pub mod plugin;
+pub mod provider;
+pub mod runtime;
+pub mod session;
+pub mod telemetry;
+pub mod transport;
+
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,107 @@
+//! ACP session modes and what each allows: the permission mapper between the editor's modes
+//! and a provider's sandbox.
+
+use std::fmt;
+
+/// A session mode as the editor sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// Codex may read anything but write nothing; commands run in a read-only sandbox.
+    #[default]
+    ReadOnly,
+    /// Codex may edit the workspace and run commands in a workspace-write sandbox.
+    Auto,
+    /// No sandbox at all.
+    FullAccess,
+}
+
+/// The sandbox a mode maps to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandbox {
+    /// Read-only file system.
+    ReadOnly,
+    /// Writes allowed inside the workspace; `network` says whether commands may use the network.
+    WorkspaceWrite {
+        /// Network access for sandboxed commands.
+        network: bool,
+    },
+    /// No sandbox.
+    None,
+}
+
+impl Mode {
+    /// Every mode, in the order editors show them.
+    pub const ALL: [Mode; 3] = [Mode::ReadOnly, Mode::Auto, Mode::FullAccess];
+
+    /// The ACP mode id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "read-only",
+            Mode::Auto => "auto",
+            Mode::FullAccess => "full-access",
+        }
+    }
+
+    /// Parses an ACP mode id.
+    pub fn from_id(id: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.id() == id)
+    }
+
+    /// A short name for the mode picker.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "Read Only",
+            Mode::Auto => "Auto",
+            Mode::FullAccess => "Full Access",
+        }
+    }
+
+    /// One sentence for the mode picker.
+    pub fn description(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "Codex can read files and run read-only commands; it cannot edit.",
+            Mode::Auto => "Codex can edit files and run commands inside the workspace sandbox.",
+            Mode::FullAccess => "Codex runs without a sandbox: it can edit anything and use the network.",
+        }
+    }
+
+    /// The sandbox this mode runs under.
+    pub fn sandbox(self, network_access: bool) -> Sandbox {
+        match self {
+            Mode::ReadOnly => Sandbox::ReadOnly,
+            Mode::Auto => Sandbox::WorkspaceWrite {
+                network: network_access,
+            },
+            Mode::FullAccess => Sandbox::None,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_round_trip_and_unknown_is_none() {
+        for m in Mode::ALL {
+            assert_eq!(Mode::from_id(m.id()), Some(m));
+        }
+        assert_eq!(Mode::from_id("yolo"), None);
+    }
+
+    #[test]
+    fn network_only_matters_in_auto() {
+        assert_eq!(Mode::ReadOnly.sandbox(true), Sandbox::ReadOnly);
+        assert_eq!(
+            Mode::Auto.sandbox(true),
+            Sandbox::WorkspaceWrite { network: true }
+        );
+        assert_eq!(Mode::FullAccess.sandbox(false), Sandbox::None);
+    }
+}

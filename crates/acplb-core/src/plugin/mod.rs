@@ -1,0 +1,71 @@
+//! The ordered plugin pipeline configured in `composer.toml`: hooks at session start, on each
+//! prompt and on each session update, run in the configured order.
+
+pub mod composer;
+mod pipeline;
+pub mod registry;
+mod source;
+
+pub use pipeline::{Pipeline, PluginEntry};
+pub use source::{ComposerPipelines, NoPlugins, PipelineSource, PluginResolution};
+
+use agent_client_protocol::v1::schema::{McpServer, SessionId, SessionUpdate};
+
+use crate::provider::TurnRequest;
+
+/// A plugin failure, naming the plugin.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+#[error("plugin `{plugin}` failed: {message}")]
+pub struct PluginError {
+    /// The plugin id.
+    pub plugin: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl PluginError {
+    /// An error of plugin `plugin`.
+    pub fn new(plugin: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            plugin: plugin.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What a plugin may add when a session starts.
+#[derive(Debug, Default)]
+pub struct SessionStart {
+    /// The ACP session id.
+    pub session_id: String,
+    /// The session's absolute working directory.
+    pub cwd: std::path::PathBuf,
+    /// MCP servers for the provider (the client's, plus what plugins add).
+    pub mcp_servers: Vec<McpServer>,
+    /// Environment for the provider process.
+    pub env: Vec<(String, String)>,
+    /// Developer instructions for every turn of the session.
+    pub developer_instructions: Vec<String>,
+}
+
+/// A plugin: every hook has a do-nothing default, so a plugin implements only what it needs.
+pub trait Plugin {
+    /// Called once when a session starts.
+    fn session_start(&self, _start: &mut SessionStart) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Called for every prompt before it reaches the provider; may rewrite it or add
+    /// developer instructions and environment for this turn.
+    fn prompt(&self, _session: &SessionId, _turn: &mut TurnRequest) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Called for every session update; returns the update (possibly changed) or `None` to drop it.
+    fn update(&self, _session: &SessionId, update: SessionUpdate) -> Option<SessionUpdate> {
+        Some(update)
+    }
+
+    /// Called after a turn's response has been written to the client.
+    fn turn_finished(&self, _session: &SessionId) {}
+}

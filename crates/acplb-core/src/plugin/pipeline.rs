@@ -1,0 +1,172 @@
+//! Running the configured plugins in order, each hook inside its own `plugin` span, with
+//! required plugins failing the operation and optional ones logged and skipped.
+
+use agent_client_protocol::v1::schema::{SessionId, SessionUpdate};
+
+use super::{Plugin, PluginError, SessionStart};
+use crate::provider::TurnRequest;
+
+/// One configured plugin.
+pub struct PluginEntry {
+    /// The plugin id from `composer.toml`.
+    pub id: String,
+    /// Whether a failure of this plugin fails the prompt (or session).
+    pub required: bool,
+    /// The plugin.
+    pub plugin: Box<dyn Plugin>,
+}
+
+impl std::fmt::Debug for PluginEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PluginEntry")
+            .field("id", &self.id)
+            .field("required", &self.required)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The plugins of a runtime, in order.
+#[derive(Debug, Default)]
+pub struct Pipeline {
+    entries: Vec<PluginEntry>,
+}
+
+impl Pipeline {
+    /// A pipeline running `entries` in order.
+    pub fn new(entries: Vec<PluginEntry>) -> Self {
+        Self { entries }
+    }
+
+    /// Plugin ids in order.
+    pub fn ids(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.id.as_str())
+    }
+
+    /// Runs every `session_start` hook.
+    pub fn on_session_start(&self, start: &mut SessionStart) -> Result<(), PluginError> {
+        self.run_fallible(|p| p.session_start(start))
+    }
+
+    /// Runs every `prompt` hook.
+    pub fn on_prompt(&self, session: &SessionId, turn: &mut TurnRequest) -> Result<(), PluginError> {
+        self.run_fallible(|p| p.prompt(session, turn))
+    }
+
+    /// Runs every `update` hook; `None` when a plugin dropped the update.
+    pub fn on_update(&self, session: &SessionId, mut update: SessionUpdate) -> Option<SessionUpdate> {
+        for entry in &self.entries {
+            let _span = tracing::trace_span!("plugin", id = %entry.id, hook = "update").entered();
+            update = entry.plugin.update(session, update)?;
+        }
+        Some(update)
+    }
+
+    /// Runs every `turn_finished` hook.
+    pub fn on_turn_finished(&self, session: &SessionId) {
+        for entry in &self.entries {
+            let _span = tracing::debug_span!("plugin", id = %entry.id, hook = "turn_finished").entered();
+            entry.plugin.turn_finished(session);
+        }
+    }
+
+    fn run_fallible(
+        &self,
+        mut hook: impl FnMut(&dyn Plugin) -> Result<(), String>,
+    ) -> Result<(), PluginError> {
+        for entry in &self.entries {
+            let _span = tracing::debug_span!("plugin", id = %entry.id).entered();
+            if let Err(message) = hook(entry.plugin.as_ref()) {
+                let err = PluginError::new(&entry.id, message);
+                if entry.required {
+                    return Err(err);
+                }
+                tracing::warn!(error = %err, "optional plugin failed; skipped");
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use agent_client_protocol::v1::schema::ContentChunk;
+
+    use super::*;
+    use crate::permission::Mode;
+    use crate::provider::{PromptInput, SessionSettings};
+
+    struct Recorder {
+        name: &'static str,
+        log: Rc<RefCell<Vec<String>>>,
+        fail: bool,
+    }
+
+    impl Plugin for Recorder {
+        fn prompt(&self, _s: &SessionId, turn: &mut TurnRequest) -> Result<(), String> {
+            self.log.borrow_mut().push(self.name.to_owned());
+            turn.developer_instructions.push(self.name.to_owned());
+            if self.fail { Err("boom".into()) } else { Ok(()) }
+        }
+        fn update(&self, _s: &SessionId, u: SessionUpdate) -> Option<SessionUpdate> {
+            (!self.fail).then_some(u)
+        }
+    }
+
+    fn turn() -> TurnRequest {
+        TurnRequest {
+            prompt: PromptInput::default(),
+            mode: Mode::ReadOnly,
+            settings: SessionSettings::default(),
+            developer_instructions: vec![],
+            env: vec![],
+        }
+    }
+
+    fn entry(name: &'static str, required: bool, fail: bool, log: &Rc<RefCell<Vec<String>>>) -> PluginEntry {
+        PluginEntry {
+            id: name.into(),
+            required,
+            plugin: Box::new(Recorder {
+                name,
+                log: log.clone(),
+                fail,
+            }),
+        }
+    }
+
+    #[test]
+    fn hooks_run_in_order_and_optional_failures_are_skipped() {
+        let log = Rc::default();
+        let p = Pipeline::new(vec![entry("a", false, true, &log), entry("b", true, false, &log)]);
+        let mut t = turn();
+        p.on_prompt(&SessionId::new("s"), &mut t).unwrap();
+        assert_eq!(*log.borrow(), vec!["a", "b"]);
+        assert_eq!(t.developer_instructions, vec!["a", "b"]);
+    }
+
+    #[test]
+    fn a_required_failure_names_the_plugin_and_stops() {
+        let log = Rc::default();
+        let p = Pipeline::new(vec![
+            entry("first", true, true, &log),
+            entry("second", true, false, &log),
+        ]);
+        let err = p.on_prompt(&SessionId::new("s"), &mut turn()).unwrap_err();
+        assert_eq!(err.plugin, "first");
+        assert_eq!(err.to_string(), "plugin `first` failed: boom");
+        assert_eq!(*log.borrow(), vec!["first"]);
+    }
+
+    #[test]
+    fn update_hooks_can_drop() {
+        let log = Rc::default();
+        let u = SessionUpdate::AgentMessageChunk(ContentChunk::new("hi".into()));
+        let keep = Pipeline::new(vec![entry("k", false, false, &log)]);
+        assert!(keep.on_update(&SessionId::new("s"), u.clone()).is_some());
+        let drop = Pipeline::new(vec![entry("d", false, true, &log)]);
+        assert!(drop.on_update(&SessionId::new("s"), u).is_none());
+    }
+}

@@ -1,0 +1,216 @@
+//! What plugins exist: each built-in plugin registers a factory that declares its parameters
+//! (for validation and docs) and builds a plugin instance per session.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::Plugin;
+
+/// The type of a plugin parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// A string.
+    String,
+    /// A boolean.
+    Bool,
+    /// An integer.
+    Integer,
+    /// A list of strings.
+    StringList,
+}
+
+impl ParamKind {
+    /// The TOML type name, for error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ParamKind::String => "a string",
+            ParamKind::Bool => "a boolean",
+            ParamKind::Integer => "an integer",
+            ParamKind::StringList => "an array of strings",
+        }
+    }
+
+    pub(crate) fn accepts(self, v: &toml::Value) -> bool {
+        match (self, v) {
+            (ParamKind::String, toml::Value::String(_))
+            | (ParamKind::Bool, toml::Value::Boolean(_))
+            | (ParamKind::Integer, toml::Value::Integer(_)) => true,
+            (ParamKind::StringList, toml::Value::Array(a)) => a.iter().all(toml::Value::is_str),
+            _ => false,
+        }
+    }
+}
+
+/// One declared parameter.
+#[derive(Debug, Clone, Copy)]
+pub struct ParamSpec {
+    /// The key in `composer.toml`.
+    pub name: &'static str,
+    /// Its type.
+    pub kind: ParamKind,
+    /// One line of documentation.
+    pub doc: &'static str,
+}
+
+/// A parameter value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamValue {
+    /// The value.
+    pub value: toml::Value,
+    /// `file:line` it was read from.
+    pub origin: String,
+}
+
+/// The parameters given to one plugin.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PluginParams {
+    /// Values by key.
+    pub values: BTreeMap<String, ParamValue>,
+}
+
+impl PluginParams {
+    /// A string parameter.
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.values.get(key).and_then(|v| v.value.as_str())
+    }
+
+    /// A boolean parameter.
+    pub fn bool(&self, key: &str) -> Option<bool> {
+        self.values.get(key).and_then(|v| v.value.as_bool())
+    }
+
+    /// An integer parameter.
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.values.get(key).and_then(|v| v.value.as_integer())
+    }
+
+    /// Where `key` came from, if given.
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(|v| v.origin.as_str())
+    }
+}
+
+/// A value a plugin settled on, and why: shown by `acplb config check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The setting.
+    pub key: String,
+    /// Its value.
+    pub value: String,
+    /// Where it came from (`composer.toml:3`, `env ATM_IDENTITY`, `default`, ...).
+    pub origin: String,
+}
+
+/// What a plugin gets when it is built for a session.
+#[derive(Debug, Clone)]
+pub struct BuildContext {
+    /// The session's workspace.
+    pub cwd: PathBuf,
+    /// The session id (empty for `config check`).
+    pub session_id: String,
+}
+
+/// A plugin instance plus the values it resolved.
+pub struct Built {
+    /// The plugin.
+    pub plugin: Box<dyn Plugin>,
+    /// Its resolved settings.
+    pub resolved: Vec<Resolved>,
+}
+
+impl std::fmt::Debug for Built {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Built")
+            .field("resolved", &self.resolved)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds one kind of plugin.
+pub trait PluginFactory {
+    /// The id used in `composer.toml`.
+    fn id(&self) -> &'static str;
+    /// One line saying what the plugin does.
+    fn description(&self) -> &'static str;
+    /// Its parameters.
+    fn params(&self) -> &'static [ParamSpec];
+    /// Builds an instance for one session.
+    fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String>;
+}
+
+/// All known plugin factories.
+#[derive(Default)]
+pub struct Registry {
+    factories: Vec<Box<dyn PluginFactory>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.factories.iter().map(|x| x.id()))
+            .finish()
+    }
+}
+
+impl Registry {
+    /// Adds a factory.
+    #[must_use]
+    pub fn with(mut self, factory: impl PluginFactory + 'static) -> Self {
+        self.factories.push(Box::new(factory));
+        self
+    }
+
+    /// The factory for `id`.
+    pub fn get(&self, id: &str) -> Option<&dyn PluginFactory> {
+        self.factories.iter().find(|f| f.id() == id).map(AsRef::as_ref)
+    }
+
+    /// Every known id.
+    pub fn ids(&self) -> Vec<&'static str> {
+        self.factories.iter().map(|f| f.id()).collect()
+    }
+}
+
+/// The known name closest to `wrong`, for "did you mean" hints.
+pub(crate) fn closest<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .into_iter()
+        .map(|k| (edit_distance(wrong, k), k))
+        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_suggests_near_misses_only() {
+        let known = ["atm-identity", "atm-mail", "audit"];
+        assert_eq!(closest("atm-identiy", known), Some("atm-identity"));
+        assert_eq!(closest("atm_mail", known), Some("atm-mail"));
+        assert_eq!(closest("telemetry", known), None);
+    }
+
+    #[test]
+    fn kinds_check_types() {
+        assert!(ParamKind::StringList.accepts(&toml::Value::Array(vec!["a".into()])));
+        assert!(!ParamKind::StringList.accepts(&toml::Value::Array(vec![1.into()])));
+        assert!(!ParamKind::Bool.accepts(&"true".into()));
+    }
+}

@@ -1,0 +1,95 @@
+//! The ACP server: handlers that forward every request to a single-threaded runtime loop,
+//! which owns the session store and one actor per session.
+
+mod handlers;
+mod store;
+pub(crate) mod wire_error;
+
+use std::future::Future;
+use std::rc::Rc;
+use std::time::Duration;
+
+use agent_client_protocol::{Agent, ConnectTo};
+
+use crate::plugin::PipelineSource;
+use crate::provider::ProviderAdapter;
+use crate::session::options::OptionCatalog;
+
+/// What the server tells editors about itself and offers per session.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// `agentInfo.name`.
+    pub agent_name: String,
+    /// `agentInfo.version`.
+    pub agent_version: String,
+    /// Models and efforts offered as config options.
+    pub catalog: OptionCatalog,
+    /// How long shutdown may take before children are abandoned to their kill-on-drop.
+    pub shutdown_grace: Duration,
+}
+
+/// The runtime: an ACP connection plus the session actors, all on the current `LocalSet`.
+#[derive(Debug)]
+pub struct Server {
+    provider: Rc<dyn ProviderAdapter>,
+    pipelines: Rc<dyn PipelineSource>,
+    options: ServerOptions,
+}
+
+impl std::fmt::Debug for dyn PipelineSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PipelineSource")
+    }
+}
+
+impl std::fmt::Debug for dyn ProviderAdapter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProviderAdapter")
+    }
+}
+
+impl Server {
+    /// A server for `provider` whose sessions get their plugins from `pipelines`.
+    pub fn new(
+        provider: Rc<dyn ProviderAdapter>,
+        pipelines: Rc<dyn PipelineSource>,
+        options: ServerOptions,
+    ) -> Self {
+        Self {
+            provider,
+            pipelines,
+            options,
+        }
+    }
+
+    /// Serves ACP on `transport` until the client hangs up or `shutdown` resolves, then stops
+    /// every session (killing and reaping provider processes) and returns.
+    ///
+    /// Must run inside a `tokio::task::LocalSet`.
+    pub async fn serve(
+        self,
+        transport: impl ConnectTo<Agent> + 'static,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let grace = self.options.shutdown_grace;
+        let store = store::Store::new(self.provider, self.pipelines, self.options.clone());
+        let runtime = tokio::task::spawn_local(store.run(rx));
+        let result = tokio::select! {
+            r = handlers::serve(tx, &self.options, transport) => {
+                tracing::info!("client connection closed");
+                r
+            }
+            () = shutdown => {
+                tracing::info!("shutdown requested");
+                Ok(())
+            }
+        };
+        // The handlers (and their senders) are gone now; the store sees its channel close and
+        // stops every session.
+        if tokio::time::timeout(grace, runtime).await.is_err() {
+            tracing::warn!(?grace, "sessions did not stop in time; killing what is left");
+        }
+        result
+    }
+}

@@ -1,0 +1,254 @@
+//! The runtime loop: owns the session store, answers `initialize` and `session/new`, and
+//! routes everything else to the session's actor.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::rc::Rc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, ClientCapabilities, Implementation, InitializeRequest, InitializeResponse,
+    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
+    PromptResponse, SessionId, SessionMode, SessionModeState, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinHandle;
+
+use super::wire_error::reply;
+use super::{ServerOptions, wire_error};
+use crate::permission::Mode;
+use crate::plugin::{PipelineSource, SessionStart};
+use crate::provider::{ProviderAdapter, SessionSettings, SessionSetup};
+use crate::session::{SessionActor, SessionMsg};
+
+/// A request, forwarded from the ACP handlers.
+#[derive(Debug)]
+pub(crate) enum Command {
+    Initialize {
+        req: Box<InitializeRequest>,
+        responder: Responder<InitializeResponse>,
+    },
+    NewSession {
+        req: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    },
+    Prompt {
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    },
+    Cancel {
+        session_id: SessionId,
+    },
+    SetMode {
+        req: SetSessionModeRequest,
+        responder: Responder<SetSessionModeResponse>,
+    },
+    SetConfig {
+        req: SetSessionConfigOptionRequest,
+        responder: Responder<SetSessionConfigOptionResponse>,
+    },
+}
+
+struct SessionHandle {
+    tx: UnboundedSender<SessionMsg>,
+    task: JoinHandle<()>,
+}
+
+pub(super) struct Store {
+    provider: Rc<dyn ProviderAdapter>,
+    pipelines: Rc<dyn PipelineSource>,
+    options: ServerOptions,
+    client: ClientCapabilities,
+    sessions: HashMap<SessionId, SessionHandle>,
+}
+
+impl Store {
+    pub(super) fn new(
+        provider: Rc<dyn ProviderAdapter>,
+        pipelines: Rc<dyn PipelineSource>,
+        options: ServerOptions,
+    ) -> Self {
+        Self {
+            provider,
+            pipelines,
+            options,
+            client: ClientCapabilities::default(),
+            sessions: HashMap::new(),
+        }
+    }
+
+    /// Handles commands until every sender is gone, then stops all sessions.
+    pub(super) async fn run(mut self, mut rx: UnboundedReceiver<Command>) {
+        while let Some(cmd) = rx.recv().await {
+            self.on_command(cmd);
+        }
+        let sessions = std::mem::take(&mut self.sessions);
+        for handle in sessions.values() {
+            send(&handle.tx, SessionMsg::Shutdown);
+        }
+        for (id, handle) in sessions {
+            if let Err(e) = handle.task.await {
+                tracing::error!(session = %id, error = %e, "session actor ended abnormally");
+            }
+        }
+        tracing::debug!("all sessions stopped");
+    }
+
+    fn on_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Initialize { req, responder } => self.initialize(&req, responder),
+            Command::NewSession { req, responder, cx } => self.new_session(req, responder, cx),
+            Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
+                Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
+                None => unknown(&req.session_id, responder),
+            },
+            Command::Cancel { session_id } => {
+                if let Some(h) = self.sessions.get(&session_id) {
+                    send(&h.tx, SessionMsg::Cancel);
+                } else {
+                    tracing::debug!(session = %session_id, "cancel for an unknown session ignored");
+                }
+            }
+            Command::SetMode { req, responder } => match self.sessions.get(&req.session_id) {
+                Some(h) => send(
+                    &h.tx,
+                    SessionMsg::SetMode {
+                        mode_id: req.mode_id,
+                        responder,
+                    },
+                ),
+                None => unknown(&req.session_id, responder),
+            },
+            Command::SetConfig { req, responder } => match self.sessions.get(&req.session_id) {
+                Some(h) => {
+                    let id = req.config_id.to_string();
+                    send(
+                        &h.tx,
+                        SessionMsg::SetConfig {
+                            id,
+                            value: req.value,
+                            responder,
+                        },
+                    );
+                }
+                None => unknown(&req.session_id, responder),
+            },
+        }
+    }
+
+    fn initialize(&mut self, req: &InitializeRequest, responder: Responder<InitializeResponse>) {
+        self.client = req.client_capabilities.clone();
+        let caps = AgentCapabilities::new()
+            .load_session(false)
+            .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(false));
+        let version = if req.protocol_version > ProtocolVersion::V1 {
+            ProtocolVersion::V1
+        } else {
+            req.protocol_version
+        };
+        reply(
+            responder.respond(
+                InitializeResponse::new(version)
+                    .agent_capabilities(caps)
+                    .agent_info(Implementation::new(
+                        &self.options.agent_name,
+                        &self.options.agent_version,
+                    )),
+            ),
+        );
+    }
+
+    fn new_session(
+        &mut self,
+        req: NewSessionRequest,
+        responder: Responder<NewSessionResponse>,
+        cx: ConnectionTo<Client>,
+    ) {
+        if let Err(message) = check_cwd(&req.cwd) {
+            reply(responder.respond_with_error(wire_error::invalid_params(message)));
+            return;
+        }
+        if let Some(name) = req.mcp_servers.iter().find_map(|s| match s {
+            McpServer::Sse(sse) => Some(sse.name.clone()),
+            _ => None,
+        }) {
+            let msg =
+                format!("MCP server `{name}` uses SSE, which Codex does not support; use stdio or http");
+            reply(responder.respond_with_error(wire_error::invalid_params(msg)));
+            return;
+        }
+        let session_id = SessionId::new(uuid::Uuid::new_v4().to_string());
+        let mut start = SessionStart {
+            session_id: session_id.to_string(),
+            cwd: req.cwd.clone(),
+            mcp_servers: req.mcp_servers,
+            env: Vec::new(),
+            developer_instructions: Vec::new(),
+        };
+        let pipeline = match self.pipelines.for_session(&start.cwd, &start.session_id) {
+            Ok(p) => Rc::new(p),
+            Err(e) => {
+                reply(responder.respond_with_error(wire_error::composer(&e)));
+                return;
+            }
+        };
+        if let Err(e) = pipeline.on_session_start(&mut start) {
+            reply(responder.respond_with_error(wire_error::plugin(&e)));
+            return;
+        }
+        let provider = self.provider.open_session(SessionSetup {
+            session_id: start.session_id,
+            cwd: start.cwd,
+            mcp_servers: start.mcp_servers,
+            env: start.env,
+            developer_instructions: start.developer_instructions,
+            client_shows_notices: self.client.session.as_ref().is_some_and(|s| s.notices.is_some()),
+        });
+        let settings = SessionSettings::default();
+        let catalog = Rc::new(self.options.catalog.clone());
+        let modes = SessionModeState::new(
+            Mode::default().id(),
+            Mode::ALL
+                .iter()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(m.description()))
+                .collect::<Vec<_>>(),
+        );
+        let response = NewSessionResponse::new(session_id.clone())
+            .modes(modes)
+            .config_options(catalog.options(&settings));
+        let (tx, rx) = unbounded_channel();
+        let actor = SessionActor::new(session_id.clone(), cx, provider, catalog, pipeline, settings);
+        let task = tokio::task::spawn_local(actor.run(rx));
+        tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
+        self.sessions.insert(session_id, SessionHandle { tx, task });
+        reply(responder.respond(response));
+    }
+}
+
+/// Hands a message to an actor; if the actor is gone, the dropped responder answers with an
+/// internal error.
+fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
+    if tx.send(msg).is_err() {
+        tracing::warn!("session actor is gone; request dropped");
+    }
+}
+
+fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
+    reply(responder.respond_with_error(wire_error::unknown_session(&id.to_string())));
+}
+
+fn check_cwd(cwd: &Path) -> Result<(), String> {
+    if !cwd.is_absolute() {
+        return Err(format!("cwd `{}` must be an absolute path", cwd.display()));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("cwd `{}` is not a directory", cwd.display())),
+        Err(e) => Err(format!("cwd `{}` is not accessible: {e}", cwd.display())),
+    }
+}

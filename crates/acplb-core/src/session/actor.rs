@@ -1,0 +1,291 @@
+//! The per-session actor: queues prompts, runs one provider turn at a time, and applies
+//! cancel, mode and config changes. It lives on the runtime's `LocalSet`.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOptionValue,
+    SessionId, SessionModeId, SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
+    StopReason, Usage,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tokio_util::sync::CancellationToken;
+
+use super::options::OptionCatalog;
+use super::prompt;
+use super::sink::AcpSink;
+use crate::error::ProviderError;
+use crate::permission::Mode;
+use crate::plugin::Pipeline;
+use crate::provider::{ProviderSession, SessionSettings, SessionSink, TurnOutcome, TurnRequest};
+use crate::runtime::wire_error::{self, reply};
+
+/// What the runtime tells a session.
+#[derive(Debug)]
+pub(crate) enum SessionMsg {
+    Prompt {
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    },
+    Cancel,
+    SetMode {
+        mode_id: SessionModeId,
+        responder: Responder<SetSessionModeResponse>,
+    },
+    SetConfig {
+        id: String,
+        value: SessionConfigOptionValue,
+        responder: Responder<SetSessionConfigOptionResponse>,
+    },
+    Shutdown,
+}
+
+type TurnFuture =
+    Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, Result<TurnOutcome, ProviderError>)>>>;
+
+struct Running {
+    responder: Responder<PromptResponse>,
+    cancel: CancellationToken,
+}
+
+/// One session's state; `run` is its mailbox loop.
+pub(crate) struct SessionActor {
+    id: SessionId,
+    cx: ConnectionTo<Client>,
+    provider: Option<Box<dyn ProviderSession>>,
+    mode: Mode,
+    settings: SessionSettings,
+    catalog: Rc<OptionCatalog>,
+    pipeline: Rc<Pipeline>,
+    queue: VecDeque<(PromptRequest, Responder<PromptResponse>)>,
+    running: Option<Running>,
+    shutting_down: bool,
+}
+
+impl SessionActor {
+    pub(crate) fn new(
+        id: SessionId,
+        cx: ConnectionTo<Client>,
+        provider: Box<dyn ProviderSession>,
+        catalog: Rc<OptionCatalog>,
+        pipeline: Rc<Pipeline>,
+        settings: SessionSettings,
+    ) -> Self {
+        Self {
+            id,
+            cx,
+            provider: Some(provider),
+            mode: Mode::default(),
+            settings,
+            catalog,
+            pipeline,
+            queue: VecDeque::new(),
+            running: None,
+            shutting_down: false,
+        }
+    }
+
+    /// Handles messages until shut down (or the runtime drops the sender) and no turn runs.
+    pub(crate) async fn run(mut self, mut rx: UnboundedReceiver<SessionMsg>) {
+        let mut turn: Option<TurnFuture> = None;
+        loop {
+            if turn.is_none() && !self.shutting_down {
+                turn = self.start_next_turn();
+            }
+            if turn.is_none() && self.shutting_down {
+                break;
+            }
+            tokio::select! {
+                // Cancel-safe: a message not taken stays in the channel.
+                msg = rx.recv() => match msg {
+                    Some(msg) => self.on_msg(msg),
+                    None => self.on_msg(SessionMsg::Shutdown),
+                },
+                // Cancel-safe: the turn future is kept in `turn` and polled again next time.
+                (provider, result) = poll_turn(&mut turn) => {
+                    turn = None;
+                    self.provider = Some(provider);
+                    self.finish_turn(result);
+                }
+            }
+        }
+        if let Some(provider) = self.provider.as_mut() {
+            provider.shutdown().await;
+        }
+        tracing::debug!(session = %self.id, "session actor stopped");
+    }
+
+    fn on_msg(&mut self, msg: SessionMsg) {
+        match msg {
+            SessionMsg::Prompt { req, responder } => {
+                if self.shutting_down {
+                    reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
+                } else {
+                    // Queued, never interleaved: the next turn starts when this one ends.
+                    self.queue.push_back((req, responder));
+                }
+            }
+            SessionMsg::Cancel => self.cancel_all(),
+            SessionMsg::SetMode { mode_id, responder } => self.set_mode(&mode_id, responder),
+            SessionMsg::SetConfig { id, value, responder } => self.set_config(&id, &value, responder),
+            SessionMsg::Shutdown => {
+                self.shutting_down = true;
+                self.cancel_all();
+            }
+        }
+    }
+
+    fn cancel_all(&mut self) {
+        if let Some(running) = &self.running {
+            running.cancel.cancel();
+        }
+        for (_, responder) in self.queue.drain(..) {
+            reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
+        }
+    }
+
+    fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
+        let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
+            let err = agent_client_protocol::Error::invalid_params().data(serde_json::json!({
+                "message": format!("unknown mode `{mode_id}`"),
+                "modes": Mode::ALL.iter().map(|m| m.id()).collect::<Vec<_>>(),
+            }));
+            reply(responder.respond_with_error(err));
+            return;
+        };
+        self.mode = mode;
+        tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
+        // The update goes first, so a client that acts on the response has already seen it.
+        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+            mode.id(),
+        )));
+        reply(responder.respond(SetSessionModeResponse::new()));
+    }
+
+    fn set_config(
+        &mut self,
+        id: &str,
+        value: &SessionConfigOptionValue,
+        responder: Responder<SetSessionConfigOptionResponse>,
+    ) {
+        match self.catalog.apply(&mut self.settings, id, value) {
+            Ok(()) => {
+                let options = self.catalog.options(&self.settings);
+                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    options.clone(),
+                )));
+                reply(responder.respond(SetSessionConfigOptionResponse::new(options)));
+            }
+            Err(e) => {
+                let err = agent_client_protocol::Error::invalid_params()
+                    .data(serde_json::json!({ "message": e.to_string() }));
+                reply(responder.respond_with_error(err));
+            }
+        }
+    }
+
+    fn notify(&self, update: SessionUpdate) {
+        AcpSink::new(self.id.clone(), self.cx.clone(), self.pipeline.clone()).update(update);
+    }
+
+    fn start_next_turn(&mut self) -> Option<TurnFuture> {
+        loop {
+            let (req, responder) = self.queue.pop_front()?;
+            let Some(mut provider) = self.provider.take() else {
+                tracing::error!(session = %self.id, "no provider session while idle");
+                reply(responder.respond_with_internal_error("acplb lost its provider session"));
+                return None;
+            };
+            let turn = match self.prepare_turn(&req) {
+                Ok(turn) => turn,
+                Err(err) => {
+                    self.provider = Some(provider);
+                    reply(responder.respond_with_error(err));
+                    continue;
+                }
+            };
+            let cancel = CancellationToken::new();
+            watch_request_cancel(&responder, &cancel);
+            let sink = AcpSink::new(self.id.clone(), self.cx.clone(), self.pipeline.clone());
+            let token = cancel.clone();
+            self.running = Some(Running { responder, cancel });
+            tracing::info!(session = %self.id, mode = %self.mode, "turn started");
+            return Some(Box::pin(async move {
+                let result = provider.run_turn(turn, &sink, token).await;
+                (provider, result)
+            }));
+        }
+    }
+
+    fn prepare_turn(&self, req: &PromptRequest) -> Result<TurnRequest, agent_client_protocol::Error> {
+        let input = prompt::flatten(&req.prompt).map_err(|e| {
+            agent_client_protocol::Error::invalid_params()
+                .data(serde_json::json!({ "message": e.to_string() }))
+        })?;
+        let mut turn = TurnRequest {
+            prompt: input,
+            mode: self.mode,
+            settings: self.settings.clone(),
+            developer_instructions: Vec::new(),
+            env: Vec::new(),
+        };
+        self.pipeline
+            .on_prompt(&self.id, &mut turn)
+            .map_err(|e| wire_error::plugin(&e))?;
+        Ok(turn)
+    }
+
+    fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
+        let Some(Running { responder, cancel }) = self.running.take() else {
+            return;
+        };
+        // Ends the watcher of `$/cancel_request` for this turn.
+        cancel.cancel();
+        match result {
+            Ok(outcome) => {
+                tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");
+                let mut response = PromptResponse::new(outcome.stop_reason);
+                if let Some(u) = outcome.usage {
+                    response = response.usage(
+                        Usage::new(u.input_tokens + u.output_tokens, u.input_tokens, u.output_tokens)
+                            .thought_tokens(u.reasoning_output_tokens)
+                            .cached_read_tokens(u.cached_input_tokens),
+                    );
+                }
+                reply(responder.respond(response));
+            }
+            Err(e) => {
+                tracing::warn!(session = %self.id, error = %e, "turn failed");
+                reply(responder.respond_with_error(wire_error::provider(&e)));
+            }
+        }
+        self.pipeline.on_turn_finished(&self.id);
+    }
+}
+
+/// Polls the running turn, or never resolves when there is none.
+async fn poll_turn(
+    turn: &mut Option<TurnFuture>,
+) -> (Box<dyn ProviderSession>, Result<TurnOutcome, ProviderError>) {
+    match turn {
+        Some(fut) => fut.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A JSON-RPC `$/cancel_request` for the prompt is treated like `session/cancel`.
+fn watch_request_cancel(responder: &Responder<PromptResponse>, cancel: &CancellationToken) {
+    let request = responder.cancellation();
+    let cancel = cancel.clone();
+    tokio::task::spawn_local(async move {
+        tokio::select! {
+            () = request.cancelled() => cancel.cancel(),
+            () = cancel.cancelled() => {}
+        }
+    });
+}

@@ -1,0 +1,9 @@
+//! Sessions: one actor per ACP session, owning its provider session, mode and settings.
+
+mod actor;
+pub mod options;
+pub mod prompt;
+mod sink;
+
+pub(crate) use actor::{SessionActor, SessionMsg};
+pub use sink::AcpSink;

@@ -1,0 +1,42 @@
+//! The sink that turns provider updates into `session/update` notifications to the client.
+
+use agent_client_protocol::Client;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
+
+use crate::plugin::Pipeline;
+use crate::provider::SessionSink;
+
+/// Sends updates of one session to the ACP client, through the plugin pipeline.
+#[derive(Debug)]
+pub struct AcpSink {
+    session_id: SessionId,
+    cx: ConnectionTo<Client>,
+    pipeline: std::rc::Rc<Pipeline>,
+}
+
+impl AcpSink {
+    /// A sink for `session_id` on the connection `cx`.
+    pub fn new(session_id: SessionId, cx: ConnectionTo<Client>, pipeline: std::rc::Rc<Pipeline>) -> Self {
+        Self {
+            session_id,
+            cx,
+            pipeline,
+        }
+    }
+}
+
+impl SessionSink for AcpSink {
+    fn update(&self, update: SessionUpdate) {
+        let Some(update) = self.pipeline.on_update(&self.session_id, update) else {
+            return;
+        };
+        if let Err(e) = self
+            .cx
+            .send_notification(SessionNotification::new(self.session_id.clone(), update))
+        {
+            // The client is gone; the runtime shuts down on its own when the connection ends.
+            tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Finding and killing what a child left behind.
+//!
+//! Codex starts helpers in their own sessions (a login-shell snapshot, sandboxed commands under
+//! bubblewrap), so killing its process group does not reach them. Every child acplb starts
+//! carries a unique environment entry, which its descendants inherit; after stopping the child,
+//! every process still carrying that entry is killed.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+/// The variable carrying the marker.
+pub const MARKER_VAR: &str = "ACPLB_PROCESS_TAG";
+
+static NEXT: AtomicU64 = AtomicU64::new(1);
+
+/// A marker value no other child of any acplb shares.
+pub(crate) fn new_marker() -> String {
+    format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Kills every live process whose environment holds `MARKER_VAR=marker`; returns how many.
+///
+/// The processes are first frozen with `SIGSTOP`, pass after pass until no new one appears, so
+/// none can fork while it is being killed; then each gets `SIGKILL`.
+pub(crate) fn kill_marked(marker: &str) -> usize {
+    let needle = format!("{MARKER_VAR}={marker}");
+    let mut frozen: Vec<Pid> = Vec::new();
+    for _ in 0..50 {
+        let fresh: Vec<Pid> = marked(&needle)
+            .into_iter()
+            .filter(|p| !frozen.contains(p))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for pid in fresh {
+            if kill(pid, Signal::SIGSTOP).is_ok() {
+                frozen.push(pid);
+            }
+        }
+    }
+    frozen
+        .iter()
+        .filter(|pid| kill(**pid, Signal::SIGKILL).is_ok())
+        .count()
+}
+
+fn marked(needle: &str) -> Vec<Pid> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| *pid != me)
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+        })
+        .filter(|pid| !is_zombie(*pid))
+        .filter_map(|pid| i32::try_from(pid).ok().map(Pid::from_raw))
+        .collect()
+}
+
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
+        s.rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kills_a_marked_process_in_its_own_session() {
+        let marker = new_marker();
+        let mut child = std::process::Command::new("setsid")
+            .args(["sleep", "30"])
+            .env(MARKER_VAR, &marker)
+            .spawn()
+            .unwrap();
+        // Wait until the process is visible with its environment.
+        let needle = format!("{MARKER_VAR}={marker}");
+        assert!((0..200).any(|_| {
+            let seen = !marked(&needle).is_empty();
+            if !seen {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            seen
+        }));
+        assert!(kill_marked(&marker) >= 1);
+        let status = child.wait().unwrap();
+        assert!(!status.success());
+        assert!(marked(&needle).is_empty());
+        assert_eq!(kill_marked("no-such-marker"), 0);
+    }
+}

@@ -1,0 +1,46 @@
+//! `acplb`: serve the Agent Client Protocol over the OpenAI Codex CLI.
+#![deny(clippy::print_stdout)]
+
+mod cli;
+mod codex_path;
+mod doctor;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    let _guard = match acplb_core::telemetry::init(cli.log_file.as_deref()) {
+        Ok(g) => g,
+        Err(e) => {
+            #[expect(
+                clippy::print_stderr,
+                reason = "logging is not set up, so this is the only way to say why"
+            )]
+            {
+                eprintln!("acplb: {e:#}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        None | Some(cli::Command::Serve) => serve::run(&cli).map(|()| true),
+        Some(cli::Command::Doctor) => doctor::run(&cli),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            #[expect(
+                clippy::print_stderr,
+                reason = "the error must reach the user even with RUST_LOG=off"
+            )]
+            {
+                eprintln!("acplb: {e:#}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

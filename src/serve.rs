@@ -1,0 +1,60 @@
+//! `acplb serve`: the ACP server over stdio with the Codex provider.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
+use acplb_core::plugin::NoPlugins;
+use acplb_core::runtime::{Server, ServerOptions};
+use anyhow::Context as _;
+
+use crate::cli::Cli;
+use crate::codex_path;
+
+pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    let (program, found) = codex_path::resolve(cli.codex.as_deref());
+    if found {
+        tracing::info!(codex = %program.display(), "using codex");
+    } else {
+        tracing::warn!(
+            codex = %program.display(),
+            "codex not found; prompts will fail until it is installed (npm i -g @openai/codex) or --codex is set"
+        );
+    }
+    let mut options = CodexOptions::new(program);
+    options.overrides.clone_from(&cli.config);
+    let provider = Rc::new(CodexAdapter::new(options));
+    let server = Server::new(
+        provider,
+        Rc::new(NoPlugins),
+        ServerOptions {
+            agent_name: "acplb".into(),
+            agent_version: env!("CARGO_PKG_VERSION").into(),
+            catalog: default_catalog(),
+            shutdown_grace: Duration::from_millis(900),
+        },
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let sigterm = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot listen for SIGTERM");
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        server.serve(agent_client_protocol::Stdio::new(), sigterm).await
+    })?;
+    // The Stdio transport reads stdin on a blocking thread that may still wait for input after
+    // a SIGTERM; leaving without waiting for it is what lets acplb exit at once.
+    runtime.shutdown_timeout(Duration::from_millis(50));
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! The end-to-end harness: the real `acplb` binary over real stdio, driven by the ACP SDK's
+//! client role, with its stderr kept for failure messages.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionNotification, SessionUpdate,
+};
+use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification, on_receive_request};
+use tokio::io::AsyncReadExt as _;
+use tokio::process::{Child, Command};
+use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
+
+/// Every `session/update` the client received, in order.
+#[derive(Clone, Default)]
+pub struct Updates(Arc<Mutex<Vec<SessionNotification>>>);
+
+impl Updates {
+    pub fn all(&self) -> Vec<SessionUpdate> {
+        self.0.lock().unwrap().iter().map(|n| n.update.clone()).collect()
+    }
+
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        self.all()
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .collect()
+    }
+
+    /// Updates of one `sessionUpdate` kind, as JSON.
+    pub fn of_kind(&self, kind: &str) -> Vec<serde_json::Value> {
+        self.json()
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == kind)
+            .collect()
+    }
+
+    /// The concatenated agent message text.
+    pub fn agent_text(&self) -> String {
+        self.of_kind("agent_message_chunk")
+            .iter()
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect()
+    }
+
+    pub fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+/// A running `acplb`.
+pub struct Acplb {
+    pub child: Child,
+    pub pid: u32,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Acplb {
+    /// Starts `acplb` with `args`, the given extra environment, in `dir`.
+    pub fn spawn(args: &[&str], env: &[(String, String)], dir: &Path) -> Acplb {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_acplb"));
+        cmd.args(args)
+            .env(
+                "RUST_LOG",
+                std::env::var("ACPLB_TEST_LOG").unwrap_or_else(|_| "info".into()),
+            )
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("the acplb binary starts");
+        let pid = child.id().expect("a pid");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut pipe = child.stderr.take().expect("stderr piped");
+        let keep = stderr.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                keep.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        Acplb { child, pid, stderr }
+    }
+
+    /// What acplb wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Runs `main` as an ACP client connected to this acplb's stdio; when `main` returns the
+    /// client closes acplb's stdin.
+    pub async fn client<R: Send + 'static>(
+        &mut self,
+        updates: &Updates,
+        main: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<R, agent_client_protocol::Error>,
+    ) -> Result<R, agent_client_protocol::Error> {
+        let stdin = self.child.stdin.take().expect("stdin not taken yet");
+        let stdout = self.child.stdout.take().expect("stdout not taken yet");
+        let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+        let sink = updates.clone();
+        Client
+            .v1()
+            .name("acplb-e2e")
+            .on_receive_notification(
+                async move |n: SessionNotification, _cx| {
+                    sink.0.lock().unwrap().push(n);
+                    Ok(())
+                },
+                on_receive_notification!(),
+            )
+            .on_receive_request(
+                async move |req: RequestPermissionRequest,
+                            responder: agent_client_protocol::v1::Responder<RequestPermissionResponse>,
+                            _cx| {
+                    let allow = req.options.first().map(|o| o.option_id.clone());
+                    responder.respond(RequestPermissionResponse::new(match allow {
+                        Some(id) => RequestPermissionOutcome::Selected(
+                            agent_client_protocol::v1::schema::SelectedPermissionOutcome::new(id),
+                        ),
+                        None => RequestPermissionOutcome::Cancelled,
+                    }))
+                },
+                on_receive_request!(),
+            )
+            .connect_with(transport, main)
+            .await
+    }
+
+    /// Waits for acplb to exit, at most `limit`; returns its exit code and how long it took.
+    pub async fn wait_exit(&mut self, limit: Duration) -> (Option<i32>, Duration) {
+        let start = Instant::now();
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(Ok(status)) => (status.code(), start.elapsed()),
+            _ => {
+                let _ = self.child.start_kill();
+                panic!("acplb did not exit within {limit:?}; stderr:\n{}", self.stderr());
+            }
+        }
+    }
+}
+
+/// `initialize` then `session/new` in `cwd`.
+pub async fn open_session(
+    cx: &ConnectionTo<Agent>,
+    cwd: &Path,
+) -> Result<(InitializeResponse, NewSessionResponse), agent_client_protocol::Error> {
+    let init = cx
+        .send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await?;
+    let session = cx.send_request(NewSessionRequest::new(cwd)).block_task().await?;
+    Ok((init, session))
+}
+
+/// One text prompt.
+pub async fn prompt(
+    cx: &ConnectionTo<Agent>,
+    session: &SessionId,
+    text: &str,
+) -> Result<PromptResponse, agent_client_protocol::Error> {
+    cx.send_request(PromptRequest::new(session.clone(), vec![text.into()]))
+        .block_task()
+        .await
+}
+
+/// Live processes (not zombies) whose environment contains `marker`, e.g. a test's unique
+/// `CODEX_HOME=...`: Codex processes a test left behind.
+pub fn processes_with_env(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let has = environ.split(|b| *b == 0).any(|kv| kv == marker.as_bytes());
+            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .map(|s| s.contains(") Z "))
+                .unwrap_or(true);
+            has && !zombie
+        })
+        .collect()
+}
+
+/// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.
+pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    loop {
+        if check() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -1,0 +1,148 @@
+//! Cancelling a running turn and losing the client mid-turn: Codex's processes must be gone,
+//! the prompt must say `cancelled`, and the session (or acplb) must carry on (or exit) cleanly.
+
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
+
+use crate::harness::{Updates, eventually, open_session, prompt};
+use crate::live::Live;
+
+/// Whether a tool call for `sleep 30` has been shown.
+fn sleeping(updates: &Updates) -> bool {
+    updates
+        .of_kind("tool_call")
+        .iter()
+        .any(|c| c["title"] == "sleep 30")
+}
+
+#[tokio::test]
+async fn cancel_during_a_long_command_stops_codex_within_a_second() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (stop, cancel_took, next) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
+            let turn = cx.send_request(request).block_task();
+            let canceller = async {
+                assert!(
+                    eventually(Duration::from_secs(30), || sleeping(&updates)).await,
+                    "sleep 30 never started"
+                );
+                let at = Instant::now();
+                cx.send_notification(CancelNotification::new(s.session_id.clone()))
+                    .unwrap();
+                at
+            };
+            let (resp, cancelled_at) = tokio::join!(turn, canceller);
+            let took = cancelled_at.elapsed();
+            let next = prompt(&cx, &s.session_id, "scenario:plain still there?").await?;
+            Ok((resp?.stop_reason, took, next))
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(
+        cancel_took < Duration::from_secs(1),
+        "cancel took {cancel_took:?}"
+    );
+    assert_eq!(
+        next.stop_reason,
+        StopReason::EndTurn,
+        "the session still works after a cancel"
+    );
+    // The sleep tool call was closed with a final status.
+    let call = updates
+        .of_kind("tool_call")
+        .into_iter()
+        .find(|c| c["title"] == "sleep 30")
+        .unwrap();
+    let last = updates
+        .of_kind("tool_call_update")
+        .into_iter()
+        .filter(|u| u["toolCallId"] == call["toolCallId"])
+        .last();
+    assert_eq!(last.expect("the sleep call was closed")["status"], "failed");
+    assert!(
+        live.codex_left().is_empty(),
+        "codex processes left: {:?}",
+        live.codex_left()
+    );
+}
+
+#[tokio::test]
+async fn client_leaving_mid_turn_makes_acplb_exit_cleanly_with_no_orphans() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    live.acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
+            let turn = cx.send_request(request);
+            assert!(
+                eventually(Duration::from_secs(30), || sleeping(&updates)).await,
+                "sleep 30 never started"
+            );
+            // Leave without waiting: returning closes acplb's stdin.
+            turn.detach();
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let (code, took) = live.acplb.wait_exit(Duration::from_secs(10)).await;
+    assert_eq!(code, Some(0), "stderr: {}", live.acplb.stderr());
+    assert!(took < Duration::from_secs(1), "exit took {took:?}");
+    assert!(
+        live.codex_left().is_empty(),
+        "codex processes left: {:?}\n{}",
+        live.codex_left(),
+        live.acplb.stderr()
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_sent_during_a_turn_is_queued_not_interleaved() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (first, second) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let a = cx.send_request(PromptRequest::new(
+                s.session_id.clone(),
+                vec!["scenario:shell one".into()],
+            ));
+            let b = cx.send_request(PromptRequest::new(
+                s.session_id.clone(),
+                vec!["scenario:plain two".into()],
+            ));
+            let (a, b) = tokio::join!(a.block_task(), b.block_task());
+            Ok((a?, b?))
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.stop_reason, StopReason::EndTurn);
+    assert_eq!(second.stop_reason, StopReason::EndTurn);
+    // The second turn's text comes after everything of the first turn.
+    let text = updates.agent_text();
+    let first_end = text
+        .find("The directory listing succeeded")
+        .expect("first turn answered");
+    let second_start = text
+        .find("Hello! I am the mock model")
+        .expect("second turn answered");
+    assert!(first_end < second_start, "{text}");
+    let requests = live.mock.requests();
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.scenario.as_deref() == Some("plain"))
+            .count(),
+        1
+    );
+}

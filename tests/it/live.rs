@@ -1,0 +1,90 @@
+//! A live setup for end-to-end tests: the project's mock model on 127.0.0.1, a temporary
+//! `CODEX_HOME` and git workspace for the real Codex CLI, and `acplb` pointed at that Codex.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acplb_playback::mock_model::codex_env::{CodexTestEnv, codex_binary};
+use acplb_playback::mock_model::{MockConfig, MockModel, MockModelHandle};
+use agent_client_protocol::v1::schema::{SessionId, SetSessionModeRequest, StopReason};
+
+use crate::harness::{Acplb, Updates, processes_with_env};
+
+pub struct Live {
+    pub mock: MockModelHandle,
+    pub env: CodexTestEnv,
+    pub acplb: Acplb,
+    pub updates: Updates,
+}
+
+impl Live {
+    /// Starts everything; fails (not skips) when the pinned Codex is not installed.
+    pub fn start() -> Live {
+        if let Err(e) = codex_binary() {
+            panic!("{e}");
+        }
+        let mock = MockModel::start(MockConfig::default()).expect("the mock model starts");
+        let env = CodexTestEnv::new(mock.base_url()).expect("a codex test env");
+        let mut vars: Vec<(String, String)> = env
+            .env_vars()
+            .into_iter()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
+            .collect();
+        vars.push(("ACPLB_CODEX".into(), env.codex_path().display().to_string()));
+        // In tests an unreachable model must fail fast instead of retrying forever.
+        let args = ["-c", "features.unbounded_connection_retries=false"];
+        let acplb = Acplb::spawn(&args, &vars, &env.workspace());
+        Live {
+            mock,
+            env,
+            acplb,
+            updates: Updates::default(),
+        }
+    }
+
+    pub fn workspace(&self) -> PathBuf {
+        self.env.workspace()
+    }
+
+    /// `CODEX_HOME=<this test's home>`: every Codex process of this test has it.
+    pub fn codex_marker(&self) -> String {
+        format!("CODEX_HOME={}", self.env.home().display())
+    }
+
+    /// Codex processes of this test still alive, with their command lines.
+    pub fn codex_left(&self) -> Vec<String> {
+        processes_with_env(&self.codex_marker())
+            .into_iter()
+            .map(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmd: Vec<String> = cmd
+                    .split(|b| *b == 0)
+                    .map(|p| String::from_utf8_lossy(p).into_owned())
+                    .collect();
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                format!(
+                    "{pid} {} [{}]",
+                    cmd.join(" "),
+                    stat.split_whitespace().take(8).collect::<Vec<_>>().join(" ")
+                )
+            })
+            .collect()
+    }
+}
+
+pub async fn set_mode(
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+    session: &SessionId,
+    mode: &str,
+) -> Result<(), agent_client_protocol::Error> {
+    cx.send_request(SetSessionModeRequest::new(session.clone(), mode.to_owned()))
+        .block_task()
+        .await
+        .map(|_| ())
+}
+
+pub const TURN_LIMIT: Duration = Duration::from_secs(60);
+
+pub fn assert_end_turn(stop: &StopReason) {
+    assert_eq!(*stop, StopReason::EndTurn);
+}

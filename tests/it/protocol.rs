@@ -1,0 +1,286 @@
+//! ACP behaviour that needs no Codex: initialize, session/new validation, modes and config
+//! options, a missing Codex, and shutting down when the client leaves or on SIGTERM.
+
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    InitializeRequest, NewSessionRequest, SessionConfigOptionValue, SetSessionConfigOptionRequest,
+    SetSessionModeRequest,
+};
+
+use crate::harness::{Acplb, Updates, open_session, prompt};
+
+fn missing_codex_env() -> Vec<(String, String)> {
+    vec![("ACPLB_CODEX".into(), "/definitely/not/codex".into())]
+}
+
+#[tokio::test]
+async fn initialize_reports_version_info_and_honest_capabilities() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    let init = acplb
+        .client(&Updates::default(), async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await
+        })
+        .await
+        .unwrap();
+    let json = serde_json::to_value(&init).unwrap();
+    assert_eq!(json["protocolVersion"], 1);
+    assert_eq!(json["agentInfo"]["name"], "acplb");
+    assert_eq!(json["agentInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(json["agentCapabilities"]["loadSession"], false);
+    assert_eq!(json["agentCapabilities"]["promptCapabilities"]["image"], true);
+    assert_eq!(
+        json["agentCapabilities"]["promptCapabilities"]["embeddedContext"],
+        true
+    );
+    assert_eq!(json["agentCapabilities"]["promptCapabilities"]["audio"], false);
+    assert_eq!(json["agentCapabilities"]["mcpCapabilities"]["sse"], false);
+    let (code, _) = acplb.wait_exit(Duration::from_secs(5)).await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn session_new_validates_cwd_and_offers_modes_and_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    let cwd = dir.path().to_owned();
+    let (relative, missing, ok) = acplb
+        .client(&Updates::default(), async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let relative = cx
+                .send_request(NewSessionRequest::new("relative/dir"))
+                .block_task()
+                .await;
+            let missing = cx
+                .send_request(NewSessionRequest::new(cwd.join("nope")))
+                .block_task()
+                .await;
+            let ok = cx
+                .send_request(NewSessionRequest::new(cwd.clone()))
+                .block_task()
+                .await?;
+            Ok((relative, missing, ok))
+        })
+        .await
+        .unwrap();
+    let relative = relative.unwrap_err();
+    assert_eq!(i32::from(relative.code), -32602);
+    assert!(
+        relative
+            .data
+            .unwrap()
+            .to_string()
+            .contains("must be an absolute path")
+    );
+    let missing = missing.unwrap_err();
+    assert_eq!(i32::from(missing.code), -32602);
+    assert!(missing.data.unwrap().to_string().contains("not accessible"));
+    let json = serde_json::to_value(&ok).unwrap();
+    assert_eq!(json["modes"]["currentModeId"], "read-only");
+    let modes: Vec<_> = json["modes"]["availableModes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(modes, vec!["read-only", "auto", "full-access"]);
+    let ids: Vec<_> = json["configOptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["id"].clone())
+        .collect();
+    assert_eq!(ids, vec!["model", "reasoning_effort", "network_access"]);
+}
+
+#[tokio::test]
+async fn mode_and_config_changes_are_confirmed_and_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    let cwd = dir.path().to_owned();
+    let updates = Updates::default();
+    let (bad_mode, bad_value, options) = acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let id = s.session_id;
+            cx.send_request(SetSessionModeRequest::new(id.clone(), "auto"))
+                .block_task()
+                .await?;
+            let bad_mode = cx
+                .send_request(SetSessionModeRequest::new(id.clone(), "yolo"))
+                .block_task()
+                .await;
+            let bad_value = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    id.clone(),
+                    "model",
+                    SessionConfigOptionValue::ValueId {
+                        value: "gpt-1".into(),
+                    },
+                ))
+                .block_task()
+                .await;
+            let ok = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    id.clone(),
+                    "network_access",
+                    SessionConfigOptionValue::boolean(true),
+                ))
+                .block_task()
+                .await?;
+            Ok((bad_mode, bad_value, ok))
+        })
+        .await
+        .unwrap();
+    assert!(
+        bad_mode
+            .unwrap_err()
+            .data
+            .unwrap()
+            .to_string()
+            .contains("unknown mode `yolo`")
+    );
+    assert!(
+        bad_value
+            .unwrap_err()
+            .data
+            .unwrap()
+            .to_string()
+            .contains("`gpt-1` is not a value")
+    );
+    let json = serde_json::to_value(&options).unwrap();
+    assert_eq!(json["configOptions"][2]["currentValue"], true);
+    let mode_updates = updates.of_kind("current_mode_update");
+    assert_eq!(mode_updates.len(), 1);
+    assert_eq!(mode_updates[0]["currentModeId"], "auto");
+    assert_eq!(updates.of_kind("config_option_update").len(), 1);
+}
+
+#[tokio::test]
+async fn a_missing_codex_fails_the_prompt_clearly_and_the_bridge_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    let cwd = dir.path().to_owned();
+    let (first, second) = acplb
+        .client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let first = prompt(&cx, &s.session_id, "hello").await;
+            let second = prompt(&cx, &s.session_id, "hello again").await;
+            Ok((first, second))
+        })
+        .await
+        .unwrap();
+    for result in [first, second] {
+        let err = result.unwrap_err();
+        let data = err.data.unwrap().to_string();
+        assert!(data.contains("/definitely/not/codex"), "{data}");
+        assert!(data.contains("No such file"), "{data}");
+    }
+    let (code, took) = acplb.wait_exit(Duration::from_secs(5)).await;
+    assert_eq!(code, Some(0));
+    assert!(took < Duration::from_secs(1), "exit took {took:?}");
+}
+
+#[tokio::test]
+async fn unknown_sessions_and_empty_prompts_are_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    let cwd = dir.path().to_owned();
+    let (unknown, empty) = acplb
+        .client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let unknown = prompt(&cx, &"no-such-session".into(), "hi").await;
+            let empty = prompt(&cx, &s.session_id, "   ").await;
+            Ok((unknown, empty))
+        })
+        .await
+        .unwrap();
+    let unknown = unknown.unwrap_err();
+    assert_eq!(i32::from(unknown.code), -32602);
+    assert!(unknown.data.unwrap().to_string().contains("unknown session"));
+    assert!(
+        empty
+            .unwrap_err()
+            .data
+            .unwrap()
+            .to_string()
+            .contains("the prompt is empty")
+    );
+}
+
+#[tokio::test]
+async fn sigterm_stops_acplb_with_status_zero_within_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+    // Wait until it serves: an initialize round trip over raw stdio.
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut stdin = acplb.child.stdin.take().unwrap();
+    let stdout = acplb.child.stdout.take().unwrap();
+    stdin
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+        )
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let reply = lines.next_line().await.unwrap().unwrap();
+    assert!(reply.contains("\"protocolVersion\":1"), "{reply}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(acplb.pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let (code, took) = acplb.wait_exit(Duration::from_secs(5)).await;
+    assert_eq!(code, Some(0), "stderr: {}", acplb.stderr());
+    assert!(took < Duration::from_secs(1), "exit took {took:?}");
+    drop(stdin);
+}
+
+#[tokio::test]
+async fn stdout_carries_only_json_rpc_even_with_debug_logs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = missing_codex_env();
+    env.push(("RUST_LOG".into(), "trace".into()));
+    let mut acplb = Acplb::spawn(&[], &env, dir.path());
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut stdin = acplb.child.stdin.take().unwrap();
+    let stdout = acplb.child.stdout.take().unwrap();
+    let cwd = dir.path().display().to_string();
+    stdin
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+        )
+        .await
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let first = lines.next_line().await.unwrap().unwrap();
+    let new = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"{cwd}\",\"mcpServers\":[]}}}}\nnot json at all\n"
+    );
+    stdin.write_all(new.as_bytes()).await.unwrap();
+    drop(stdin);
+    let mut all = vec![first];
+    while let Some(l) = lines.next_line().await.unwrap() {
+        all.push(l);
+    }
+    for l in &all {
+        let v: serde_json::Value =
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("non-JSON on stdout: {l:?} ({e})"));
+        assert_eq!(v["jsonrpc"], "2.0", "{l}");
+    }
+    assert!(all.iter().any(|l| l.contains("\"sessionId\"")), "{all:?}");
+    assert!(
+        all.iter().any(|l| l.contains("-32700")),
+        "a parse error is answered: {all:?}"
+    );
+    assert_eq!(acplb.wait_exit(Duration::from_secs(5)).await.0, Some(0));
+    let logged =
+        crate::harness::eventually(Duration::from_secs(5), || acplb.stderr().contains("DEBUG")).await;
+    assert!(logged, "debug logs went to stderr: {}", acplb.stderr());
+}
