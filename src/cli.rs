@@ -22,6 +22,11 @@ pub(crate) struct Cli {
     #[arg(long, env = "ACPLB_LOG_FILE", value_name = "PATH", global = true)]
     pub log_file: Option<PathBuf>,
 
+    /// Write every turn's raw Codex stream (timed stdout/stderr lines, exit status) as JSONL
+    /// under this folder, one file per turn: what `playback record` and bug reports use.
+    #[arg(long, env = "ACPLB_TRANSCRIPT_DIR", value_name = "DIR", global = true)]
+    pub transcript_dir: Option<PathBuf>,
+
     /// The plugin pipeline (default: `$ACPLB_COMPOSER`, else `composer.toml` in the session's
     /// workspace, else the user config dir).
     #[arg(long, env = "ACPLB_COMPOSER", value_name = "PATH", global = true)]
@@ -49,5 +54,5 @@ level (default warn on stderr). Stdout carries only the protocol.
 Examples:
   acplb                         serve ACP on stdio (configure this command in your editor)
   acplb --codex ~/bin/codex     use a specific Codex binary
-  acplb -c model=\\\"gpt-5.5\\\"      pass a config override to Codex
+  acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
   acplb doctor                  check the Codex installation";

@@ -23,6 +23,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     }
     let mut options = CodexOptions::new(program);
     options.overrides.clone_from(&cli.config);
+    options.transcript_dir.clone_from(&cli.transcript_dir);
     let provider = Rc::new(CodexAdapter::new(options));
     let server = Server::new(
         provider,

@@ -15,6 +15,7 @@ pub mod error;
 pub mod identity;
 mod inbox;
 pub mod mail;
+pub mod mcp;
 pub mod names;
 mod proc;
 pub mod record;

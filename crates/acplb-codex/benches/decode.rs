@@ -37,18 +37,31 @@ fn item(event: &str, item: serde_json::Value) -> String {
 
 fn turn(n: usize, sizes: [usize; 5], lines: &mut Vec<String>) {
     let id = |k: usize| format!("item_{k}");
-    lines.push(json!({"type": "thread.started", "thread_id": "01a2012d-28c4-7112-9c5f-0f1653f3ec26"}).to_string());
+    lines.push(
+        json!({"type": "thread.started", "thread_id": "01a2012d-28c4-7112-9c5f-0f1653f3ec26"}).to_string(),
+    );
     lines.push(r#"{"type":"turn.started"}"#.to_owned());
     lines.push(item("item.completed", json!({"id": id(0), "type": "reasoning",
         "text": "**Listing files**\n\nRun ls to inspect the repo, then read `main.rs` and decide what to change."})));
-    lines.push(item("item.completed", json!({"id": id(1), "type": "agent_message",
-        "text": "I'll list the files first, then look at the failing test and fix it. ".repeat(4)})));
+    lines.push(item(
+        "item.completed",
+        json!({"id": id(1), "type": "agent_message",
+        "text": "I'll list the files first, then look at the failing test and fix it. ".repeat(4)}),
+    ));
     for (k, size) in sizes.into_iter().enumerate() {
-        let command = ["/bin/bash -lc 'ls -la'", "/bin/bash -lc 'cargo test'", "/bin/bash -lc 'rg -n fn src'",
-            "/bin/bash -lc 'cat src/main.rs'", "/bin/bash -lc 'sed -n '\\''1,200p'\\'' src/lib.rs'"][k];
+        let command = [
+            "/bin/bash -lc 'ls -la'",
+            "/bin/bash -lc 'cargo test'",
+            "/bin/bash -lc 'rg -n fn src'",
+            "/bin/bash -lc 'cat src/main.rs'",
+            "/bin/bash -lc 'sed -n '\\''1,200p'\\'' src/lib.rs'",
+        ][k];
         let item_id = id(2 + k);
-        lines.push(item("item.started", json!({"id": item_id, "type": "command_execution", "command": command,
-            "aggregated_output": "", "exit_code": null, "status": "in_progress"})));
+        lines.push(item(
+            "item.started",
+            json!({"id": item_id, "type": "command_execution", "command": command,
+            "aggregated_output": "", "exit_code": null, "status": "in_progress"}),
+        ));
         lines.push(item("item.completed", json!({"id": item_id, "type": "command_execution", "command": command,
             "aggregated_output": output(size), "exit_code": (n + k) % 3, "status": if (n + k) % 3 == 0 { "completed" } else { "failed" }})));
     }
@@ -65,9 +78,12 @@ fn turn(n: usize, sizes: [usize; 5], lines: &mut Vec<String>) {
         r#"{{"type":"item.completed","item":{{"id":"{}","type":"web_search","id":"ws_{n}","query":"agent client protocol","action":{{"type":"search","query":"agent client protocol"}}}}}}"#,
         id(9)
     ));
-    lines.push(item("item.updated", json!({"id": id(10), "type": "todo_list", "items": [
+    lines.push(item(
+        "item.updated",
+        json!({"id": id(10), "type": "todo_list", "items": [
         {"text": "Inspect repo", "completed": true}, {"text": "Fix the test", "completed": false},
-        {"text": "Report back", "completed": false}]})));
+        {"text": "Report back", "completed": false}]}),
+    ));
     lines.push(r#"{"type":"turn.completed","usage":{"input_tokens":2400,"cached_input_tokens":400,"cache_write_input_tokens":0,"output_tokens":96,"reasoning_output_tokens":32}}"#.to_owned());
 }
 

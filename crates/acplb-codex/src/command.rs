@@ -44,10 +44,13 @@ pub fn unwrap_shell(command: &str) -> Cow<'_, str> {
     if let Some(range) = shell_script(command) {
         return Cow::Borrowed(&command[range]);
     }
-    let Some(tokens) = lex(command) else { return Cow::Borrowed(command) };
+    let Some(tokens) = lex(command) else {
+        return Cow::Borrowed(command);
+    };
     match only_words(&tokens).as_deref() {
         Some([shell, flags @ .., script])
-            if is_shell(shell) && is_command_flag(&flags.iter().map(|f| f.text.as_str()).collect::<Vec<_>>()) =>
+            if is_shell(shell)
+                && is_command_flag(&flags.iter().map(|f| f.text.as_str()).collect::<Vec<_>>()) =>
         {
             Cow::Owned(script.text.clone())
         }
@@ -76,7 +79,10 @@ fn shell_script(command: &str) -> Option<std::ops::Range<usize>> {
     }
     let head = &command[..open - 1];
     // The head is plain words (`/bin/bash -lc`) in every command Codex reports.
-    if head.bytes().any(|b| !(b.is_ascii_alphanumeric() || b"/-_. ".contains(&b))) {
+    if head
+        .bytes()
+        .any(|b| !(b.is_ascii_alphanumeric() || b"/-_. ".contains(&b)))
+    {
         return None;
     }
     let mut words = head.split_ascii_whitespace();
@@ -104,7 +110,9 @@ fn is_command_flag<S: AsRef<str>>(flags: &[S]) -> bool {
 
 /// Classifies a script (already unwrapped) run in `cwd`.
 pub fn classify(script: &str, cwd: &Path) -> CommandClass {
-    let Some(tokens) = lex(script) else { return CommandClass::Execute };
+    let Some(tokens) = lex(script) else {
+        return CommandClass::Execute;
+    };
     let mut cwd = cwd.to_path_buf();
     let mut files = Vec::new();
     let mut searched = false;
@@ -161,7 +169,9 @@ fn classify_pipeline(tokens: &[Token], cwd: &Path) -> Step {
         }
         stages.push(words);
     }
-    let Some((first, filters)) = stages.split_first() else { return Step::Execute };
+    let Some((first, filters)) = stages.split_first() else {
+        return Step::Execute;
+    };
     if !filters.iter().all(|f| programs::is_filter(f)) {
         return Step::Execute;
     }

@@ -13,8 +13,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    PlanEntry, PlanEntryPriority, PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus,
-    ToolCallUpdateFields,
+    SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields,
 };
 use serde::Serialize;
 
@@ -22,7 +21,7 @@ pub use files::{FileTexts, NoFileTexts, OldText};
 pub use usage::{Totals, turn_delta};
 
 use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
-use crate::wire::{Event, Item, ItemKind, TodoList};
+use crate::wire::{Event, Item, ItemKind};
 use emit::LastSent;
 
 /// How a [`Decoder`] renders updates.
@@ -43,7 +42,12 @@ pub struct DecoderOptions {
 impl DecoderOptions {
     /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self { cwd: cwd.into(), notices: false, max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES, id_prefix: String::new() }
+        Self {
+            cwd: cwd.into(),
+            notices: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            id_prefix: String::new(),
+        }
     }
 }
 
@@ -130,8 +134,10 @@ impl Decoder {
         if text.is_empty() {
             return Ok(None);
         }
-        let event: Event = serde_json::from_str(text)
-            .map_err(|e| DecodeError::Json { line_no: self.line_no, message: e.to_string() })?;
+        let event: Event = serde_json::from_str(text).map_err(|e| DecodeError::Json {
+            line_no: self.line_no,
+            message: e.to_string(),
+        })?;
         let signal = self.event(event, files, out);
         self.remember_last(out);
         Ok(signal)
@@ -140,7 +146,9 @@ impl Decoder {
     /// Decodes one stderr line: patches Codex refused become failed Edit tool calls; every other
     /// line is ignored.
     pub fn stderr_line(&mut self, line: &str, out: &mut Vec<SessionUpdate>) {
-        let Some(refusal) = files::patch_refusal(line) else { return };
+        let Some(refusal) = files::patch_refusal(line) else {
+            return;
+        };
         self.refusals += 1;
         let id = ToolCallId::new(format!("{}patch_refused_{}", self.opts.id_prefix, self.refusals));
         emit::tool_started(out, files::refused_call(id, refusal, &self.opts));
@@ -168,7 +176,12 @@ impl Decoder {
         &self.unknown
     }
 
-    fn event(&mut self, event: Event, files: &mut dyn FileTexts, out: &mut Vec<SessionUpdate>) -> Option<Signal> {
+    fn event(
+        &mut self,
+        event: Event,
+        files: &mut dyn FileTexts,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Option<Signal> {
         if let Event::TurnFailed { message } = &event
             && self.pending_error.as_ref() == Some(message)
         {
@@ -187,7 +200,10 @@ impl Decoder {
             Event::ItemCompleted(item) => self.item_completed(item, files, out),
             Event::TurnCompleted { usage } => return Some(Signal::TurnCompleted(usage.into())),
             Event::TurnFailed { message } => {
-                return Some(Signal::TurnFailed { auth_required: is_auth_error(&message), message });
+                return Some(Signal::TurnFailed {
+                    auth_required: is_auth_error(&message),
+                    message,
+                });
             }
             Event::Error { message } => self.pending_error = Some(message),
             Event::Unknown { event_type } => self.count_unknown("event", &event_type),
@@ -205,12 +221,16 @@ impl Decoder {
             ItemKind::McpToolCall(m) => (tools::mcp_call(id, m), Vec::new()),
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
             ItemKind::FileChange(f) => (files::edit_call(id, f, &self.opts), files::befores(f, files)),
-            ItemKind::TodoList(list) => return emit::plan(out, plan_entries(list)),
+            ItemKind::TodoList(list) => return emit::plan(out, list),
             ItemKind::Unknown { item_type } => return self.count_unknown("item", item_type),
             // Messages, reasoning and error items are shown once, when completed.
             ItemKind::AgentMessage(_) | ItemKind::Reasoning(_) | ItemKind::Error(_) => return,
         };
-        self.open.push(OpenCall { item_id: item.id, tool_call_id: call.tool_call_id.clone(), befores });
+        self.open.push(OpenCall {
+            item_id: item.id,
+            tool_call_id: call.tool_call_id.clone(),
+            befores,
+        });
         emit::tool_started(out, call);
     }
 
@@ -230,11 +250,16 @@ impl Decoder {
             ItemKind::AgentMessage(m) => self.agent_text(m.text, message_id, out),
             ItemKind::Reasoning(r) => self.thought(r.text, message_id, out),
             ItemKind::Error(e) => self.warning(&e.message, out),
-            ItemKind::TodoList(list) => emit::plan(out, plan_entries(&list)),
+            ItemKind::TodoList(list) => emit::plan(out, &list),
             ItemKind::Unknown { item_type } => self.count_unknown("item", &item_type),
             ItemKind::CommandExecution(mut c) => {
                 let fields = tools::command_finish(&mut c, opts);
-                finish_call(open_id, fields, || tools::command_call(message_id.into(), &c, opts), out);
+                finish_call(
+                    open_id,
+                    fields,
+                    || tools::command_call(message_id.into(), &c, opts),
+                    out,
+                );
             }
             ItemKind::McpToolCall(m) => {
                 let fields = tools::mcp_finish(&m, opts);
@@ -247,7 +272,12 @@ impl Decoder {
             ItemKind::FileChange(f) => {
                 let befores = open_befores.unwrap_or_else(|| files::befores(&f, files));
                 let fields = files::edit_finish(&f, befores, files, opts);
-                finish_call(open_id, fields, || files::edit_call(message_id.into(), &f, opts), out);
+                finish_call(
+                    open_id,
+                    fields,
+                    || files::edit_call(message_id.into(), &f, opts),
+                    out,
+                );
             }
         }
     }
@@ -348,25 +378,6 @@ fn finish_call(
 fn is_auth_error(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.contains("unauthorized") || lower.contains("status 401") || lower.contains("http 401")
-}
-
-/// The whole plan: done entries completed, the first open one in progress, the rest pending.
-fn plan_entries(list: &TodoList) -> Vec<PlanEntry> {
-    let current = list.items.iter().position(|e| !e.completed);
-    list.items
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| {
-            let status = if entry.completed {
-                PlanEntryStatus::Completed
-            } else if Some(i) == current {
-                PlanEntryStatus::InProgress
-            } else {
-                PlanEntryStatus::Pending
-            };
-            PlanEntry::new(entry.text.clone(), PlanEntryPriority::Medium, status)
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Tot
 use crate::files::{self, TurnFiles};
 use crate::images::ImageFiles;
 use crate::instructions;
+use crate::transcript::Transcript;
 
 /// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
 const MAX_PROMPT_CHARS: usize = 1 << 20;
@@ -36,6 +37,8 @@ pub struct CodexOptions {
     pub max_line_bytes: usize,
     /// Time Codex gets to exit after an interrupt before it is killed.
     pub interrupt_grace: Duration,
+    /// Where to write provider transcripts (see `transcript.rs`), if anywhere.
+    pub transcript_dir: Option<PathBuf>,
 }
 
 impl CodexOptions {
@@ -47,6 +50,7 @@ impl CodexOptions {
             max_output_bytes: 64 * 1024,
             max_line_bytes: 16 * 1024 * 1024,
             interrupt_grace: Duration::from_millis(300),
+            transcript_dir: None,
         }
     }
 }
@@ -109,7 +113,12 @@ impl ProviderSession for CodexSession {
             )));
         }
         let images = ImageFiles::write(&turn.prompt.images)?;
-        let mut process = self.spawn(&turn, &images)?;
+        let mut transcript = Transcript::open(
+            self.options.transcript_dir.as_deref(),
+            &self.setup.session_id,
+            self.turns,
+        );
+        let mut process = self.spawn(&turn, &images, &mut transcript)?;
         // Snapshot only when the turn may write; it runs while Codex starts up.
         let snapshot_task = (turn.mode != Mode::ReadOnly).then(|| {
             let cwd = self.setup.cwd.clone();
@@ -132,6 +141,7 @@ impl ProviderSession for CodexSession {
                 biased;
                 () = cancel.cancelled() => {
                     process.stop(self.options.interrupt_grace).await;
+                    transcript.cancelled();
                     decoder.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
                     flush(sink, &mut out);
                     tracing::info!(session = %self.setup.session_id, "turn cancelled; codex stopped");
@@ -143,6 +153,7 @@ impl ProviderSession for CodexSession {
             match event {
                 ProcessEvent::Stdout(line) => {
                     line_no += 1;
+                    transcript.stdout(&line);
                     if files.is_none() && line.contains("\"file_change\"") {
                         files = Some(TurnFiles::new(match snapshot_task.take() {
                             Some(task) => task
@@ -168,10 +179,14 @@ impl ProviderSession for CodexSession {
                     tracing::warn!(line = line_no, bytes, "dropped an over-long line from codex");
                 }
                 ProcessEvent::Stderr(line) => {
+                    transcript.stderr(&line);
                     tracing::debug!(target: "acplb::codex::stderr", "{line}");
                     decoder.stderr_line(&line, &mut out);
                 }
-                ProcessEvent::Exited(status) => break status,
+                ProcessEvent::Exited(status) => {
+                    transcript.exit(status);
+                    break status;
+                }
             }
             flush(sink, &mut out);
         };
@@ -213,7 +228,12 @@ impl ProviderSession for CodexSession {
 }
 
 impl CodexSession {
-    fn spawn(&self, turn: &TurnRequest, images: &ImageFiles) -> Result<Process, ProviderError> {
+    fn spawn(
+        &self,
+        turn: &TurnRequest,
+        images: &ImageFiles,
+        transcript: &mut Transcript,
+    ) -> Result<Process, ProviderError> {
         let added: Vec<String> = self
             .setup
             .developer_instructions
@@ -237,6 +257,7 @@ impl CodexSession {
             resume_thread: self.thread_id.as_deref(),
         });
         tracing::debug!(session = %self.setup.session_id, ?args, "starting codex");
+        transcript.start(&args, &self.setup.cwd, turn.prompt.text.len());
         Process::spawn(ProcessSpec {
             program: self.options.program.clone(),
             args,

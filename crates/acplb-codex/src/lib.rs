@@ -12,6 +12,7 @@ mod files;
 mod images;
 mod instructions;
 pub mod output;
+mod transcript;
 pub mod wire;
 
 pub use catalog::default_catalog;

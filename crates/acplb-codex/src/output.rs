@@ -146,7 +146,11 @@ mod tests {
     #[test]
     fn owned_and_borrowed_fencing_agree() {
         for text in ["", "ls", "a\n", "x ``` y", &"z".repeat(50)] {
-            assert_eq!(fenced_bounded_owned(text.to_owned(), 20), fenced_bounded(text, 20), "{text}");
+            assert_eq!(
+                fenced_bounded_owned(text.to_owned(), 20),
+                fenced_bounded(text, 20),
+                "{text}"
+            );
         }
     }
 

@@ -3,8 +3,8 @@
 //! Each stdout line is one [`Event`]. Unknown event and item types become `Unknown` variants that
 //! keep the type name, so a newer Codex never breaks a session.
 //!
-//! The two top-level types deserialize through small hand-written map visitors instead of
-//! `#[serde(tag = "type")]`, for two reasons:
+//! [`Event`] and [`Item`] deserialize through small hand-written map visitors (`wire/de.rs`)
+//! instead of `#[serde(tag = "type")]`, for two reasons:
 //! - `web_search` items carry the `id` key twice (`"id":"item_0",…,"id":"ws_…"`); a derived
 //!   struct rejects that as a duplicate field. Here the first `id` is the item id and the second
 //!   is kept as the provider's id.
@@ -276,9 +276,13 @@ mod tests {
     #[test]
     fn web_search_with_duplicate_id() {
         let line = r#"{"type":"item.started","item":{"id":"item_0","type":"web_search","id":"ws_0180","query":"rust serde","action":{"type":"search","query":"rust serde"}}}"#;
-        let Event::ItemStarted(item) = parse(line) else { panic!() };
+        let Event::ItemStarted(item) = parse(line) else {
+            panic!()
+        };
         assert_eq!(item.id, "item_0");
-        let ItemKind::WebSearch(search) = item.kind else { panic!() };
+        let ItemKind::WebSearch(search) = item.kind else {
+            panic!()
+        };
         assert_eq!(search.query, "rust serde");
         assert_eq!(search.provider_id.as_deref(), Some("ws_0180"));
     }
@@ -287,14 +291,21 @@ mod tests {
     fn unknown_types_keep_their_name() {
         assert_eq!(
             parse(r#"{"type":"item.plan.delta","item_id":"item_3","delta":"x"}"#),
-            Event::Unknown { event_type: "item.plan.delta".into() }
+            Event::Unknown {
+                event_type: "item.plan.delta".into()
+            }
         );
-        let Event::ItemCompleted(item) =
-            parse(r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_tool_call","tool":"wait"}}"#)
-        else {
+        let Event::ItemCompleted(item) = parse(
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_tool_call","tool":"wait"}}"#,
+        ) else {
             panic!()
         };
-        assert_eq!(item.kind, ItemKind::Unknown { item_type: "collab_tool_call".into() });
+        assert_eq!(
+            item.kind,
+            ItemKind::Unknown {
+                item_type: "collab_tool_call".into()
+            }
+        );
     }
 
     #[test]
@@ -304,7 +315,9 @@ mod tests {
         ) else {
             panic!()
         };
-        let ItemKind::CommandExecution(command) = item.kind else { panic!() };
+        let ItemKind::CommandExecution(command) = item.kind else {
+            panic!()
+        };
         assert_eq!(command.status, ItemStatus::Unknown);
     }
 
@@ -312,7 +325,9 @@ mod tests {
     fn turn_events() {
         assert_eq!(
             parse(r#"{"type":"turn.failed","error":{"message":"boom"}}"#),
-            Event::TurnFailed { message: "boom".into() }
+            Event::TurnFailed {
+                message: "boom".into()
+            }
         );
         let Event::TurnCompleted { usage } = parse(
             r#"{"type":"turn.completed","usage":{"input_tokens":1200,"cached_input_tokens":200,"cache_write_input_tokens":0,"output_tokens":48,"reasoning_output_tokens":16}}"#,
@@ -330,7 +345,9 @@ mod tests {
         ) else {
             panic!()
         };
-        let ItemKind::McpToolCall(call) = item.kind else { panic!() };
+        let ItemKind::McpToolCall(call) = item.kind else {
+            panic!()
+        };
         assert_eq!((call.server.as_str(), call.tool.as_str()), ("", "echo"));
         assert_eq!((call.result, call.error), (None, None));
         let Event::ItemStarted(item) =

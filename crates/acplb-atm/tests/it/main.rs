@@ -11,5 +11,6 @@ mod atm_cli;
 mod concurrency;
 mod identity;
 mod interop;
+mod mcp;
 mod reading;
 mod util;

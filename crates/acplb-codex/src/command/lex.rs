@@ -47,7 +47,12 @@ pub(crate) enum Token {
 
 /// Lexes `input`, or returns `None` when it uses shell syntax this lexer does not model.
 pub(crate) fn lex(input: &str) -> Option<Vec<Token>> {
-    Lexer { chars: input.chars().peekable(), tokens: Vec::new(), word: None }.run()
+    Lexer {
+        chars: input.chars().peekable(),
+        tokens: Vec::new(),
+        word: None,
+    }
+    .run()
 }
 
 struct Lexer<'a> {
@@ -87,8 +92,11 @@ impl Lexer<'_> {
     }
 
     fn push(&mut self, c: char, literal: bool, glob: bool) {
-        let word =
-            self.word.get_or_insert_with(|| Word { text: String::new(), literal: true, glob: false });
+        let word = self.word.get_or_insert_with(|| Word {
+            text: String::new(),
+            literal: true,
+            glob: false,
+        });
         word.text.push(c);
         word.literal &= literal;
         word.glob |= glob;
@@ -96,7 +104,11 @@ impl Lexer<'_> {
 
     /// Starts a word without adding text, so `''` still yields an (empty) word.
     fn touch(&mut self) {
-        self.word.get_or_insert_with(|| Word { text: String::new(), literal: true, glob: false });
+        self.word.get_or_insert_with(|| Word {
+            text: String::new(),
+            literal: true,
+            glob: false,
+        });
     }
 
     fn end_word(&mut self) {
@@ -196,7 +208,9 @@ impl Lexer<'_> {
                     self.chars.next();
                 }
                 let target = self.redirect_target()?;
-                self.tokens.push(Token::Op(Op::Redirect { harmless: target == "/dev/null" }));
+                self.tokens.push(Token::Op(Op::Redirect {
+                    harmless: target == "/dev/null",
+                }));
                 Some(())
             }
             // A lone `&` runs the command in the background.
@@ -237,7 +251,9 @@ impl Lexer<'_> {
             _ => {}
         }
         let target = self.redirect_target()?;
-        self.tokens.push(Token::Op(Op::Redirect { harmless: target == "/dev/null" }));
+        self.tokens.push(Token::Op(Op::Redirect {
+            harmless: target == "/dev/null",
+        }));
         Some(())
     }
 
@@ -278,7 +294,10 @@ mod tests {
 
     #[test]
     fn quotes_and_escapes() {
-        assert_eq!(words(r#"echo 'a b' "c \"d\" \n" e\ f"#), ["echo", "a b", r#"c "d" \n"#, "e f"]);
+        assert_eq!(
+            words(r#"echo 'a b' "c \"d\" \n" e\ f"#),
+            ["echo", "a b", r#"c "d" \n"#, "e f"]
+        );
         assert_eq!(words(r"'it'\''s'"), ["it's"]);
         assert_eq!(words("''"), [""]);
     }
@@ -287,19 +306,38 @@ mod tests {
     fn operators() {
         assert_eq!(
             words("a | b && c || d; e\nf"),
-            ["a", "<Pipe>", "b", "<And>", "c", "<Or>", "d", "<Seq>", "e", "<Seq>", "f"]
+            [
+                "a", "<Pipe>", "b", "<And>", "c", "<Or>", "d", "<Seq>", "e", "<Seq>", "f"
+            ]
         );
-        assert_eq!(words("rg x 2>/dev/null"), ["rg", "x", "<Redirect { harmless: true }>"]);
+        assert_eq!(
+            words("rg x 2>/dev/null"),
+            ["rg", "x", "<Redirect { harmless: true }>"]
+        );
         assert_eq!(words("rg x 2>&1"), ["rg", "x", "<Redirect { harmless: true }>"]);
-        assert_eq!(words("echo x > out.txt"), ["echo", "x", "<Redirect { harmless: false }>"]);
-        assert_eq!(words("echo x>>out"), ["echo", "x", "<Redirect { harmless: false }>"]);
+        assert_eq!(
+            words("echo x > out.txt"),
+            ["echo", "x", "<Redirect { harmless: false }>"]
+        );
+        assert_eq!(
+            words("echo x>>out"),
+            ["echo", "x", "<Redirect { harmless: false }>"]
+        );
         assert_eq!(words("ls &>/dev/null"), ["ls", "<Redirect { harmless: true }>"]);
         assert_eq!(words("ls # comment"), ["ls"]);
     }
 
     #[test]
     fn unsupported_syntax() {
-        for input in ["echo $(id)", "echo `id`", "(cd x)", "sleep 1 &", "cat <<EOF", "echo 'open", "a |& b"] {
+        for input in [
+            "echo $(id)",
+            "echo `id`",
+            "(cd x)",
+            "sleep 1 &",
+            "cat <<EOF",
+            "echo 'open",
+            "a |& b",
+        ] {
             assert_eq!(lex(input), None, "{input}");
         }
     }

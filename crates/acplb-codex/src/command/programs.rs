@@ -7,7 +7,9 @@ use super::{FileRef, Step, basename, resolve};
 
 /// Classifies the first stage of a pipeline (its words are all literal).
 pub(super) fn classify_stage(words: &[&Word], cwd: &Path) -> Step {
-    let Some((program, args)) = words.split_first() else { return Step::Execute };
+    let Some((program, args)) = words.split_first() else {
+        return Step::Execute;
+    };
     if program.glob || program.text.contains('=') {
         return Step::Execute;
     }
@@ -31,7 +33,9 @@ pub(super) fn classify_stage(words: &[&Word], cwd: &Path) -> Step {
 
 /// Whether a later pipeline stage only filters what it is given (`| head -20`, `| sed -n 1,9p`).
 pub(super) fn is_filter(words: &[&Word]) -> bool {
-    let Some((program, args)) = words.split_first() else { return false };
+    let Some((program, args)) = words.split_first() else {
+        return false;
+    };
     let no_files = |value_flags: &[&str], forbidden: &[&str]| {
         split_args(args, value_flags, forbidden).is_some_and(|positional| positional.is_empty())
     };
@@ -40,11 +44,13 @@ pub(super) fn is_filter(words: &[&Word]) -> bool {
         "tail" => no_files(TAIL_VALUE_FLAGS, TAIL_FORBIDDEN),
         "wc" | "cat" => no_files(&[], &["--files0-from"]),
         "nl" => no_files(NL_VALUE_FLAGS, &[]),
-        "sort" => no_files(&["-k", "-t", "-S", "-T"], &["-o", "--output", "--compress-program"]),
+        "sort" => no_files(
+            &["-k", "-t", "-S", "-T"],
+            &["-o", "--output", "--compress-program"],
+        ),
         "uniq" => no_files(&["-f", "-s", "-w"], &[]),
-        "grep" | "egrep" | "fgrep" => {
-            split_args(args, &["-A", "-B", "-C", "-m", "-e"], &["-f", "--file"]).is_some_and(|positional| positional.len() <= 1)
-        }
+        "grep" | "egrep" | "fgrep" => split_args(args, &["-A", "-B", "-C", "-m", "-e"], &["-f", "--file"])
+            .is_some_and(|positional| positional.len() <= 1),
         "sed" => sed_parts(args).is_some_and(|(_, files)| files.is_empty()),
         _ => false,
     }
@@ -54,9 +60,18 @@ const NL_VALUE_FLAGS: &[&str] = &["-b", "-d", "-f", "-h", "-i", "-l", "-n", "-s"
 const HEAD_VALUE_FLAGS: &[&str] = &["-n", "-c", "--lines", "--bytes"];
 const TAIL_VALUE_FLAGS: &[&str] = &["-n", "-c", "--lines", "--bytes"];
 /// `tail -f` never ends and `--pid`/`-s` only make sense with it.
-const TAIL_FORBIDDEN: &[&str] = &["-f", "-F", "--follow", "--retry", "--pid", "-s", "--sleep-interval"];
-const FIND_FORBIDDEN: &[&str] =
-    &["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"];
+const TAIL_FORBIDDEN: &[&str] = &[
+    "-f",
+    "-F",
+    "--follow",
+    "--retry",
+    "--pid",
+    "-s",
+    "--sleep-interval",
+];
+const FIND_FORBIDDEN: &[&str] = &[
+    "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls",
+];
 const FD_FORBIDDEN: &[&str] = &["-x", "-X", "--exec", "--exec-batch"];
 
 /// Splits arguments into positional ones, skipping flags and the values of `value_flags`.
@@ -93,14 +108,17 @@ fn is_forbidden(flag: &str, forbidden: &[&str]) -> bool {
     // A bundle of short flags (`-nf`) contains each letter as a flag; numbers (`-20`) do not.
     if !flag.starts_with("--") && flag.len() > 2 && !flag[1..].starts_with(|c: char| c.is_ascii_digit()) {
         return flag[1..].chars().any(|c| {
-            forbidden.iter().any(|f| f.len() == 2 && f.starts_with('-') && f.ends_with(c))
+            forbidden
+                .iter()
+                .any(|f| f.len() == 2 && f.starts_with('-') && f.ends_with(c))
         });
     }
     false
 }
 
 fn has_flag(args: &[&Word], flags: &[&str]) -> bool {
-    args.iter().any(|a| a.text.starts_with('-') && is_forbidden(&a.text, flags))
+    args.iter()
+        .any(|a| a.text.starts_with('-') && is_forbidden(&a.text, flags))
 }
 
 fn read_files(args: &[&Word], value_flags: &[&str], forbidden: &[&str], cwd: &Path) -> Step {
@@ -118,14 +136,19 @@ fn read_step(files: &[&Word], line: Option<u32>, cwd: &Path) -> Step {
     let refs = files
         .iter()
         .filter(|f| !f.glob)
-        .map(|f| FileRef { path: resolve(cwd, &f.text), line })
+        .map(|f| FileRef {
+            path: resolve(cwd, &f.text),
+            line,
+        })
         .collect();
     Step::Read(refs)
 }
 
 /// `sed -n '<address>p' FILE...` is a read; any other `sed` may edit (`-i`, `w`, `e`).
 fn sed(args: &[&Word], cwd: &Path) -> Step {
-    let Some((scripts, files)) = sed_parts(args) else { return Step::Execute };
+    let Some((scripts, files)) = sed_parts(args) else {
+        return Step::Execute;
+    };
     if files.iter().any(|f| f.glob) {
         return Step::Execute;
     }
@@ -166,11 +189,19 @@ fn sed_parts<'w>(args: &[&'w Word]) -> Option<(Vec<&'w str>, Vec<&'w Word>)> {
 
 /// `10p`, `1,200p`, `$p`, `5,+3p`, `1p;3p`: line addresses followed by `p`, nothing else.
 fn is_print_script(script: &str) -> bool {
-    script.split(';').map(str::trim).filter(|c| !c.is_empty()).all(|command| {
-        command.strip_suffix('p').is_some_and(|address| {
-            !address.is_empty() && address.bytes().all(|b| b.is_ascii_digit() || matches!(b, b',' | b'$' | b'+'))
+    script
+        .split(';')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .all(|command| {
+            command.strip_suffix('p').is_some_and(|address| {
+                !address.is_empty()
+                    && address
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || matches!(b, b',' | b'$' | b'+'))
+            })
         })
-    }) && script.contains('p')
+        && script.contains('p')
 }
 
 fn first_line(script: &str) -> Option<u32> {
@@ -180,7 +211,10 @@ fn first_line(script: &str) -> Option<u32> {
 
 /// `git grep` and `git ls-files` search; `-O`/`--open-files-in-pager` would run a program.
 fn git(args: &[&Word]) -> Step {
-    let mut iter = args.iter().map(|a| a.text.as_str()).skip_while(|a| *a == "--no-pager");
+    let mut iter = args
+        .iter()
+        .map(|a| a.text.as_str())
+        .skip_while(|a| *a == "--no-pager");
     match iter.next() {
         Some("grep") if !iter.any(|a| a.starts_with("-O") || a.starts_with("--open-files-in-pager")) => {
             Step::Search

@@ -12,7 +12,13 @@ fn class(script: &str) -> CommandClass {
 
 fn read(paths: &[(&str, Option<u32>)]) -> CommandClass {
     CommandClass::Read(
-        paths.iter().map(|(p, line)| FileRef { path: PathBuf::from(p), line: *line }).collect(),
+        paths
+            .iter()
+            .map(|(p, line)| FileRef {
+                path: PathBuf::from(p),
+                line: *line,
+            })
+            .collect(),
     )
 }
 
@@ -26,7 +32,10 @@ fn unwraps_the_bash_wrapper() {
         ("/bin/sh -l -c 'pwd'", "pwd"),
         (r"/bin/bash -lc 'echo '\''quoted'\'' word'", "echo 'quoted' word"),
         (r#"/bin/bash -lc "echo \"hi\" \$HOME""#, r#"echo "hi" $HOME"#),
-        ("/bin/bash -lc 'ls /definitely/not/here; exit 3'", "ls /definitely/not/here; exit 3"),
+        (
+            "/bin/bash -lc 'ls /definitely/not/here; exit 3'",
+            "ls /definitely/not/here; exit 3",
+        ),
         ("/bin/bash -lc 'line one\nline two'", "line one\nline two"),
         // Not a wrapper: returned as is.
         ("ls -la", "ls -la"),
@@ -43,29 +52,50 @@ fn unwraps_the_bash_wrapper() {
 
 #[test]
 fn plain_single_quoted_scripts_are_borrowed() {
-    assert!(matches!(unwrap_shell("/bin/bash -lc 'ls -la'"), Cow::Borrowed("ls -la")));
+    assert!(matches!(
+        unwrap_shell("/bin/bash -lc 'ls -la'"),
+        Cow::Borrowed("ls -la")
+    ));
 }
 
 #[test]
 fn reads() {
     let cases = [
         ("cat README.md", read(&[("/workspace/README.md", None)])),
-        ("cat -n a.txt b/c.txt", read(&[("/workspace/a.txt", None), ("/workspace/b/c.txt", None)])),
-        ("head -n 20 src/main.rs", read(&[("/workspace/src/main.rs", None)])),
+        (
+            "cat -n a.txt b/c.txt",
+            read(&[("/workspace/a.txt", None), ("/workspace/b/c.txt", None)]),
+        ),
+        (
+            "head -n 20 src/main.rs",
+            read(&[("/workspace/src/main.rs", None)]),
+        ),
         ("head -20 /etc/hosts", read(&[("/etc/hosts", None)])),
         ("tail -n +5 log.txt", read(&[("/workspace/log.txt", None)])),
-        ("sed -n '10,20p' src/lib.rs", read(&[("/workspace/src/lib.rs", Some(10))])),
+        (
+            "sed -n '10,20p' src/lib.rs",
+            read(&[("/workspace/src/lib.rs", Some(10))]),
+        ),
         ("sed -n 1,200p ../x.rs", read(&[("/x.rs", Some(1))])),
         ("sed -n -e '5p' -e '9p' f", read(&[("/workspace/f", None)])),
         ("nl -ba main.py", read(&[("/workspace/main.py", None)])),
         ("nl -b a main.py", read(&[("/workspace/main.py", None)])),
-        ("nl -ba main.py | sed -n '1,120p'", read(&[("/workspace/main.py", None)])),
-        ("wc -l a b", read(&[("/workspace/a", None), ("/workspace/b", None)])),
+        (
+            "nl -ba main.py | sed -n '1,120p'",
+            read(&[("/workspace/main.py", None)]),
+        ),
+        (
+            "wc -l a b",
+            read(&[("/workspace/a", None), ("/workspace/b", None)]),
+        ),
         ("less notes.md", read(&[("/workspace/notes.md", None)])),
         ("cat a.txt 2>/dev/null", read(&[("/workspace/a.txt", None)])),
         ("cd src && cat lib.rs", read(&[("/workspace/src/lib.rs", None)])),
         ("cat ./a/../b.txt", read(&[("/workspace/b.txt", None)])),
-        ("cat a && head b", read(&[("/workspace/a", None), ("/workspace/b", None)])),
+        (
+            "cat a && head b",
+            read(&[("/workspace/a", None), ("/workspace/b", None)]),
+        ),
         ("cat 'my file.txt'", read(&[("/workspace/my file.txt", None)])),
         ("cat *.md", read(&[])),
         ("cat README.md | head -5", read(&[("/workspace/README.md", None)])),

@@ -2,9 +2,11 @@
 //! `SessionUpdate` directly.
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, MessageId, Notice, NoticeSeverity, Plan, PlanEntry, SessionUpdate, ToolCall,
-    ToolCallId, ToolCallUpdate, ToolCallUpdateFields,
+    ContentBlock, ContentChunk, MessageId, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallUpdate, ToolCallUpdateFields,
 };
+
+use crate::wire::TodoList;
 
 /// What kind of update was sent last, so consecutive agent messages can be kept apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,7 +57,24 @@ pub(super) fn tool_finished(out: &mut Vec<SessionUpdate>, id: ToolCallId, fields
     out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields)));
 }
 
-/// The whole plan (clients replace the previous one).
-pub(super) fn plan(out: &mut Vec<SessionUpdate>, entries: Vec<PlanEntry>) {
+/// The whole plan (clients replace the previous one): done entries completed, the first open
+/// one in progress (exec does not say which is), the rest pending.
+pub(super) fn plan(out: &mut Vec<SessionUpdate>, list: &TodoList) {
+    let current = list.items.iter().position(|e| !e.completed);
+    let entries = list
+        .items
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let status = if entry.completed {
+                PlanEntryStatus::Completed
+            } else if Some(i) == current {
+                PlanEntryStatus::InProgress
+            } else {
+                PlanEntryStatus::Pending
+            };
+            PlanEntry::new(entry.text.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
     out.push(SessionUpdate::Plan(Plan::new(entries)));
 }

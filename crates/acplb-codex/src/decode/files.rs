@@ -46,7 +46,9 @@ pub struct NoFileTexts;
 
 impl FileTexts for NoFileTexts {
     fn before(&mut self, _path: &Path) -> OldText {
-        OldText::Unknown { reason: "file contents are not available".to_owned() }
+        OldText::Unknown {
+            reason: "file contents are not available".to_owned(),
+        }
     }
 
     fn after(&mut self, _path: &Path) -> Option<String> {
@@ -73,8 +75,11 @@ pub(super) fn befores(item: &FileChange, files: &mut dyn FileTexts) -> Befores {
 /// A running edit: "Edit a.rs, b.rs" with one location per file.
 pub(super) fn edit_call(id: ToolCallId, item: &FileChange, opts: &DecoderOptions) -> ToolCall {
     let paths: Vec<&str> = item.changes.iter().map(|c| c.path.as_str()).collect();
-    let changes: Vec<_> =
-        item.changes.iter().map(|c| json!({ "path": c.path, "kind": kind_name(c.kind) })).collect();
+    let changes: Vec<_> = item
+        .changes
+        .iter()
+        .map(|c| json!({ "path": c.path, "kind": kind_name(c.kind) }))
+        .collect();
     ToolCall::new(id, edit_title(&paths, &opts.cwd))
         .kind(ToolKind::Edit)
         .status(ToolCallStatus::InProgress)
@@ -96,12 +101,21 @@ pub(super) fn edit_finish(
         diffs(item, befores, files, opts)
     };
     ToolCallUpdateFields::new()
-        .status(if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed })
+        .status(if failed {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        })
         .content(content)
         .raw_output(json!({ "status": item.status.as_str() }))
 }
 
-fn diffs(item: &FileChange, mut befores: Befores, files: &mut dyn FileTexts, opts: &DecoderOptions) -> Vec<ToolCallContent> {
+fn diffs(
+    item: &FileChange,
+    mut befores: Befores,
+    files: &mut dyn FileTexts,
+    opts: &DecoderOptions,
+) -> Vec<ToolCallContent> {
     let mut content = Vec::with_capacity(item.changes.len());
     for change in &item.changes {
         let path = PathBuf::from(&change.path);
@@ -123,7 +137,11 @@ fn diffs(item: &FileChange, mut befores: Befores, files: &mut dyn FileTexts, opt
                     OldText::Known(old) => Diff::new(path, new).old_text(old).into(),
                     _ => Diff::new(path, new).into(),
                 },
-                None => format!("{} {shown}; its new content could not be read.", past_tense(change.kind)).into(),
+                None => format!(
+                    "{} {shown}; its new content could not be read.",
+                    past_tense(change.kind)
+                )
+                .into(),
             },
             (kind, _) => format!("{} {shown}.", past_tense(kind)).into(),
         };
@@ -156,7 +174,11 @@ fn edit_title(paths: &[&str], cwd: &Path) -> String {
     if paths.len() > SHOWN {
         names.push(format!("and {} more", paths.len() - SHOWN));
     }
-    if names.is_empty() { "Edit files".to_owned() } else { format!("Edit {}", names.join(", ")) }
+    if names.is_empty() {
+        "Edit files".to_owned()
+    } else {
+        format!("Edit {}", names.join(", "))
+    }
 }
 
 /// A path relative to `cwd` when it is inside it, else as given.
@@ -192,12 +214,20 @@ pub(super) fn patch_refusal(line: &str) -> Option<PatchRefusal> {
         .split_whitespace()
         .find(|w| w.starts_with('/') && w.len() > 1)
         .map(|w| w.trim_end_matches([':', ',', ';', '.']).to_owned());
-    Some(PatchRefusal { rejected, reason: reason.to_owned(), path })
+    Some(PatchRefusal {
+        rejected,
+        reason: reason.to_owned(),
+        path,
+    })
 }
 
 /// A refused patch as one finished (failed) Edit tool call.
 pub(super) fn refused_call(id: ToolCallId, refusal: PatchRefusal, opts: &DecoderOptions) -> ToolCall {
-    let verb = if refusal.rejected { "Edit rejected" } else { "Edit failed" };
+    let verb = if refusal.rejected {
+        "Edit rejected"
+    } else {
+        "Edit failed"
+    };
     let title = match &refusal.path {
         Some(path) => format!("{verb}: {}", display_path(path, &opts.cwd)),
         None => verb.to_owned(),
@@ -264,7 +294,13 @@ mod tests {
     #[test]
     fn titles_use_paths_relative_to_cwd() {
         let cwd = Path::new("/workspace");
-        assert_eq!(edit_title(&["/workspace/README.md", "/workspace/src/a.rs"], cwd), "Edit README.md, src/a.rs");
-        assert_eq!(edit_title(&["/tmp/x", "/workspace/a", "/workspace/b", "/workspace/c"], cwd), "Edit /tmp/x, a, b, and 1 more");
+        assert_eq!(
+            edit_title(&["/workspace/README.md", "/workspace/src/a.rs"], cwd),
+            "Edit README.md, src/a.rs"
+        );
+        assert_eq!(
+            edit_title(&["/tmp/x", "/workspace/a", "/workspace/b", "/workspace/c"], cwd),
+            "Edit /tmp/x, a, b, and 1 more"
+        );
     }
 }

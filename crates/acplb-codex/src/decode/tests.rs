@@ -14,7 +14,9 @@ impl FileTexts for FakeFiles {
     fn before(&mut self, path: &Path) -> OldText {
         let name = path.display().to_string();
         if name.contains("unknown") {
-            OldText::Unknown { reason: "not captured".into() }
+            OldText::Unknown {
+                reason: "not captured".into(),
+            }
         } else if name.contains("absent") {
             OldText::Absent
         } else {
@@ -28,7 +30,10 @@ impl FileTexts for FakeFiles {
 }
 
 fn decoder() -> Decoder {
-    Decoder::new(DecoderOptions { id_prefix: "t1/".into(), ..DecoderOptions::new("/workspace") })
+    Decoder::new(DecoderOptions {
+        id_prefix: "t1/".into(),
+        ..DecoderOptions::new("/workspace")
+    })
 }
 
 /// Decodes `lines`, returning the updates as JSON and the signals.
@@ -40,10 +45,13 @@ fn run(decoder: &mut Decoder, lines: &[&str]) -> (Vec<Value>, Vec<Signal>) {
             signals.push(signal);
         }
     }
-    (out.iter().map(|u| serde_json::to_value(u).unwrap()).collect(), signals)
+    (
+        out.iter().map(|u| serde_json::to_value(u).unwrap()).collect(),
+        signals,
+    )
 }
 
-fn command_line(event: &str, id: &str, status: &str, output: &str, exit: Value) -> String {
+fn command_line(event: &str, id: &str, status: &str, output: &str, exit: &Value) -> String {
     json!({"type": event, "item": {"id": id, "type": "command_execution", "command": "/bin/bash -lc 'cargo test'",
         "aggregated_output": output, "exit_code": exit, "status": status}})
     .to_string()
@@ -51,9 +59,21 @@ fn command_line(event: &str, id: &str, status: &str, output: &str, exit: Value) 
 
 #[test]
 fn command_output_is_bounded_with_a_marker() {
-    let mut d = Decoder::new(DecoderOptions { max_output_bytes: 100, ..DecoderOptions::new("/workspace") });
+    let mut d = Decoder::new(DecoderOptions {
+        max_output_bytes: 100,
+        ..DecoderOptions::new("/workspace")
+    });
     let output = "x".repeat(1000);
-    let (updates, _) = run(&mut d, &[&command_line("item.completed", "item_0", "completed", &output, json!(0))]);
+    let (updates, _) = run(
+        &mut d,
+        &[&command_line(
+            "item.completed",
+            "item_0",
+            "completed",
+            &output,
+            &json!(0),
+        )],
+    );
     let text = updates[0]["content"][0]["content"]["text"].as_str().unwrap();
     assert!(text.starts_with("```\nxxx"), "{text}");
     assert!(text.contains("[… 900 bytes of output omitted …]"), "{text}");
@@ -64,7 +84,7 @@ fn command_output_is_bounded_with_a_marker() {
 fn huge_single_output_is_bounded() {
     let mut d = decoder();
     let output = "0123456789abcdef\n".repeat(4 * 1024 * 1024); // 68 MiB
-    let line = command_line("item.completed", "item_0", "completed", &output, json!(0));
+    let line = command_line("item.completed", "item_0", "completed", &output, &json!(0));
     let (updates, _) = run(&mut d, &[&line]);
     let text = updates[0]["content"][0]["content"]["text"].as_str().unwrap();
     assert!(text.len() <= DEFAULT_MAX_OUTPUT_BYTES + 100, "{}", text.len());
@@ -75,12 +95,23 @@ fn huge_single_output_is_bounded() {
 #[test]
 fn completed_without_started_is_a_whole_tool_call() {
     let mut d = decoder();
-    let (updates, _) = run(&mut d, &[&command_line("item.completed", "item_3", "failed", "boom\n", json!(2))]);
+    let (updates, _) = run(
+        &mut d,
+        &[&command_line(
+            "item.completed",
+            "item_3",
+            "failed",
+            "boom\n",
+            &json!(2),
+        )],
+    );
     assert_eq!(
         updates,
-        [json!({"sessionUpdate": "tool_call", "toolCallId": "t1/item_3", "title": "cargo test", "kind": "execute",
+        [
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1/item_3", "title": "cargo test", "kind": "execute",
             "status": "failed", "content": [{"type": "content", "content": {"type": "text", "text": "```\nboom\n```"}}],
-            "rawInput": {"command": "/bin/bash -lc 'cargo test'"}, "rawOutput": {"exit_code": 2, "status": "failed"}})]
+            "rawInput": {"command": "/bin/bash -lc 'cargo test'"}, "rawOutput": {"exit_code": 2, "status": "failed"}})
+        ]
     );
 }
 
@@ -90,14 +121,17 @@ fn declined_command_fails_with_a_note() {
     let (updates, _) = run(
         &mut d,
         &[
-            &command_line("item.started", "item_0", "in_progress", "", Value::Null),
-            &command_line("item.completed", "item_0", "declined", "", Value::Null),
+            &command_line("item.started", "item_0", "in_progress", "", &Value::Null),
+            &command_line("item.completed", "item_0", "declined", "", &Value::Null),
         ],
     );
     assert_eq!(updates[0]["sessionUpdate"], "tool_call");
     assert_eq!(updates[1]["sessionUpdate"], "tool_call_update");
     assert_eq!(updates[1]["status"], "failed");
-    assert_eq!(updates[1]["content"][0]["content"]["text"], "Command declined: it was not run.");
+    assert_eq!(
+        updates[1]["content"][0]["content"]["text"],
+        "Command declined: it was not run."
+    );
 }
 
 #[test]
@@ -127,16 +161,25 @@ fn error_repeated_by_turn_failed_is_shown_once() {
     );
     assert_eq!(updates.len(), 1, "{updates:?}");
     assert_eq!(updates[0]["sessionUpdate"], "agent_thought_chunk");
-    assert_eq!(updates[0]["content"]["text"], "Codex warning: Reconnecting... 1/2 (busy)");
+    assert_eq!(
+        updates[0]["content"]["text"],
+        "Codex warning: Reconnecting... 1/2 (busy)"
+    );
     assert_eq!(
         signals,
-        [Signal::TurnFailed { message: "unexpected status 401 Unauthorized: bad key".into(), auth_required: true }]
+        [Signal::TurnFailed {
+            message: "unexpected status 401 Unauthorized: bad key".into(),
+            auth_required: true
+        }]
     );
 }
 
 #[test]
 fn transient_errors_become_notices_and_repeats_are_dropped() {
-    let mut d = Decoder::new(DecoderOptions { notices: true, ..DecoderOptions::new("/workspace") });
+    let mut d = Decoder::new(DecoderOptions {
+        notices: true,
+        ..DecoderOptions::new("/workspace")
+    });
     let retry = r#"{"type":"error","message":"Reconnecting... waiting for network (Connection failed)"}"#;
     let (updates, _) = run(&mut d, &[retry, retry, retry]);
     let mut out = Vec::new();
@@ -164,10 +207,19 @@ fn different_turn_failed_message_keeps_the_error() {
     let mut d = decoder();
     let (updates, signals) = run(
         &mut d,
-        &[r#"{"type":"error","message":"a"}"#, r#"{"type":"turn.failed","error":{"message":"b"}}"#],
+        &[
+            r#"{"type":"error","message":"a"}"#,
+            r#"{"type":"turn.failed","error":{"message":"b"}}"#,
+        ],
     );
     assert_eq!(updates.len(), 1);
-    assert_eq!(signals, [Signal::TurnFailed { message: "b".into(), auth_required: false }]);
+    assert_eq!(
+        signals,
+        [Signal::TurnFailed {
+            message: "b".into(),
+            auth_required: false
+        }]
+    );
 }
 
 #[test]
@@ -187,7 +239,11 @@ fn unknown_types_are_counted() {
     let counts: Vec<(&str, u64)> = d.unknown_counts().iter().map(|(k, v)| (k.as_str(), *v)).collect();
     assert_eq!(
         counts,
-        [("event:item.plan.delta", 2), ("event:request_user_input", 1), ("item:collab_tool_call", 2)]
+        [
+            ("event:item.plan.delta", 2),
+            ("event:request_user_input", 1),
+            ("item:collab_tool_call", 2)
+        ]
     );
 }
 
@@ -204,7 +260,10 @@ fn malformed_lines_are_errors_with_their_number() {
     assert!(message.contains("EOF"), "{message}");
     assert!(d.line("not json", &mut FakeFiles, &mut out).is_err());
     assert!(d.line(r#"{"no_type":1}"#, &mut FakeFiles, &mut out).is_err());
-    assert_eq!(d.line(r#"{"type":"turn.started"}"#, &mut FakeFiles, &mut out), Ok(None));
+    assert_eq!(
+        d.line(r#"{"type":"turn.started"}"#, &mut FakeFiles, &mut out),
+        Ok(None)
+    );
     assert!(out.is_empty());
 }
 
@@ -243,32 +302,40 @@ fn file_changes_show_diffs_or_say_why_not() {
 #[test]
 fn failed_file_change_has_no_diff() {
     let mut d = decoder();
-    let line = json!({"type": "item.completed", "item": {"id": "item_1", "type": "file_change", "status": "failed",
+    let line =
+        json!({"type": "item.completed", "item": {"id": "item_1", "type": "file_change", "status": "failed",
         "changes": [{"path": "/workspace/a.rs", "kind": "update"}]}})
-    .to_string();
+        .to_string();
     let (updates, _) = run(&mut d, &[&line]);
     assert_eq!(updates[0]["sessionUpdate"], "tool_call");
     assert_eq!(updates[0]["status"], "failed");
-    assert_eq!(updates[0]["content"][0]["content"]["text"], "The patch failed; no file was changed by it.");
+    assert_eq!(
+        updates[0]["content"][0]["content"]["text"],
+        "The patch failed; no file was changed by it."
+    );
 }
 
 #[test]
 fn mcp_results_map_to_content() {
     let mut d = decoder();
-    let line = json!({"type": "item.completed", "item": {"id": "item_0", "type": "mcp_tool_call", "server": "s",
+    let line =
+        json!({"type": "item.completed", "item": {"id": "item_0", "type": "mcp_tool_call", "server": "s",
         "tool": "t", "arguments": {"a": 1}, "status": "failed", "error": null, "result": {"content": [
             {"type": "text", "text": "hello"},
             {"type": "image", "data": "iVBOR", "mimeType": "image/png"},
             {"type": "resource_link", "uri": "file:///x", "name": "x"},
         ], "structured_content": null}}})
-    .to_string();
+        .to_string();
     let (updates, _) = run(&mut d, &[&line]);
     assert_eq!(updates[0]["title"], "s.t");
     assert_eq!(updates[0]["status"], "failed");
     assert_eq!(updates[0]["rawInput"], json!({"a": 1}));
     let content = &updates[0]["content"];
     assert_eq!(content[0]["content"], json!({"type": "text", "text": "hello"}));
-    assert_eq!(content[1]["content"], json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"}));
+    assert_eq!(
+        content[1]["content"],
+        json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"})
+    );
     assert_eq!(
         content[2]["content"]["text"],
         "```\n{\"type\":\"resource_link\",\"uri\":\"file:///x\",\"name\":\"x\"}\n```"
@@ -280,8 +347,12 @@ fn todo_list_becomes_a_plan() {
     let mut d = decoder();
     let line = r#"{"type":"item.updated","item":{"id":"item_0","type":"todo_list","items":[{"text":"a","completed":true},{"text":"b","completed":false},{"text":"c","completed":false}]}}"#;
     let (updates, _) = run(&mut d, &[line]);
-    let statuses: Vec<&str> =
-        updates[0]["entries"].as_array().unwrap().iter().map(|e| e["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> = updates[0]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
     assert_eq!(statuses, ["completed", "in_progress", "pending"]);
     assert_eq!(updates[0]["entries"][0]["priority"], "medium");
 }
@@ -292,15 +363,18 @@ fn open_tool_calls_are_closed_on_cancel() {
     let (_, _) = run(
         &mut d,
         &[
-            &command_line("item.started", "item_0", "in_progress", "", Value::Null),
-            &command_line("item.started", "item_1", "in_progress", "", Value::Null),
-            &command_line("item.completed", "item_1", "completed", "", json!(0)),
+            &command_line("item.started", "item_0", "in_progress", "", &Value::Null),
+            &command_line("item.started", "item_1", "in_progress", "", &Value::Null),
+            &command_line("item.completed", "item_1", "completed", "", &json!(0)),
         ],
     );
     let mut out = Vec::new();
     d.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
     let out: Vec<Value> = out.iter().map(|u| serde_json::to_value(u).unwrap()).collect();
-    assert_eq!(out, [json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1/item_0", "status": "failed"})]);
+    assert_eq!(
+        out,
+        [json!({"sessionUpdate": "tool_call_update", "toolCallId": "t1/item_0", "status": "failed"})]
+    );
     let mut again = Vec::new();
     d.close_open_tool_calls(ToolCallStatus::Failed, &mut again);
     assert!(again.is_empty());
@@ -349,16 +423,32 @@ fn usage_is_reported_as_cumulative_totals() {
             r#"{"type":"turn.completed","usage":{"input_tokens":3600,"cached_input_tokens":600,"cache_write_input_tokens":0,"output_tokens":144,"reasoning_output_tokens":48}}"#,
         ],
     );
-    let Signal::TurnCompleted(usage) = &signals[1] else { panic!("{signals:?}") };
+    let Signal::TurnCompleted(usage) = &signals[1] else {
+        panic!("{signals:?}")
+    };
     assert_eq!(signals[0], Signal::ThreadStarted("th".into()));
     assert_eq!(usage.input_tokens, 3600);
-    assert_eq!(turn_delta(&Totals { input_tokens: 2400, ..Totals::default() }, usage).input_tokens, 1200);
+    assert_eq!(
+        turn_delta(
+            &Totals {
+                input_tokens: 2400,
+                ..Totals::default()
+            },
+            usage
+        )
+        .input_tokens,
+        1200
+    );
 }
 
 #[test]
 fn auth_errors_are_recognised() {
-    assert!(is_auth_error("unexpected status 401 Unauthorized: Incorrect API key provided"));
+    assert!(is_auth_error(
+        "unexpected status 401 Unauthorized: Incorrect API key provided"
+    ));
     assert!(is_auth_error("HTTP 401"));
-    assert!(!is_auth_error("exceeded retry limit, last status: 429 Too Many Requests"));
+    assert!(!is_auth_error(
+        "exceeded retry limit, last status: 429 Too Many Requests"
+    ));
     assert!(!is_auth_error("used 4010 tokens"));
 }

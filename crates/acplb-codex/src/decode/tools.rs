@@ -21,7 +21,10 @@ pub(super) fn command_call(id: ToolCallId, item: &CommandExecution, opts: &Decod
     let (kind, locations) = match command::classify(&script, &opts.cwd) {
         CommandClass::Read(files) => (
             ToolKind::Read,
-            files.into_iter().map(|f| ToolCallLocation::new(f.path).line(f.line)).collect(),
+            files
+                .into_iter()
+                .map(|f| ToolCallLocation::new(f.path).line(f.line))
+                .collect(),
         ),
         CommandClass::Search => (ToolKind::Search, Vec::new()),
         CommandClass::Execute => (ToolKind::Execute, Vec::new()),
@@ -82,7 +85,12 @@ pub(super) fn mcp_finish(item: &McpToolCall, opts: &DecoderOptions) -> ToolCallU
     let failed = item.status == ItemStatus::Failed || item.error.is_some();
     let mut content: Vec<ToolCallContent> = Vec::new();
     if let Some(result) = &item.result {
-        content.extend(result.content.iter().map(|block| mcp_block(block, opts.max_output_bytes)));
+        content.extend(
+            result
+                .content
+                .iter()
+                .map(|block| mcp_block(block, opts.max_output_bytes)),
+        );
         if let (true, Some(structured)) = (result.content.is_empty(), &result.structured_content) {
             content.push(json_text(structured, opts.max_output_bytes).into());
         }
@@ -93,7 +101,11 @@ pub(super) fn mcp_finish(item: &McpToolCall, opts: &DecoderOptions) -> ToolCallU
     let structured = item.result.as_ref().and_then(|r| r.structured_content.clone());
     let error = item.error.as_ref().map(|e| e.message.clone());
     ToolCallUpdateFields::new()
-        .status(if failed { ToolCallStatus::Failed } else { ToolCallStatus::Completed })
+        .status(if failed {
+            ToolCallStatus::Failed
+        } else {
+            ToolCallStatus::Completed
+        })
         .content(content)
         .raw_output(json!({
             "status": item.status.as_str(),
@@ -137,14 +149,23 @@ pub(super) fn web_finish(item: &WebSearch) -> ToolCallUpdateFields {
 
 fn web_title(item: &WebSearch) -> String {
     let action = item.action.as_ref();
-    let field = |name: &str| action.and_then(|a| a.get(name)).and_then(Value::as_str).unwrap_or_default();
+    let field = |name: &str| {
+        action
+            .and_then(|a| a.get(name))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    };
     match field("type") {
         "open_page" if !field("url").is_empty() => format!("Open {}", field("url")),
         "find_in_page" if !field("pattern").is_empty() => {
             format!("Find \"{}\" in {}", field("pattern"), field("url"))
         }
         _ => {
-            let query = if item.query.is_empty() { field("query") } else { item.query.as_str() };
+            let query = if item.query.is_empty() {
+                field("query")
+            } else {
+                item.query.as_str()
+            };
             if query.is_empty() {
                 "Search the web".to_owned()
             } else {
@@ -173,12 +194,24 @@ mod tests {
             action: Some(action),
             provider_id: None,
         };
-        assert_eq!(web_title(&search("rust", json!({"type": "search"}))), "Search the web: rust");
-        assert_eq!(web_title(&search("", json!({"type": "search", "query": "q"}))), "Search the web: q");
-        assert_eq!(web_title(&search("", json!({"type": "other"}))), "Search the web");
-        assert_eq!(web_title(&search("", json!({"type": "open_page", "url": "https://x.y"}))), "Open https://x.y");
         assert_eq!(
-            web_title(&search("", json!({"type": "find_in_page", "url": "u", "pattern": "p"}))),
+            web_title(&search("rust", json!({"type": "search"}))),
+            "Search the web: rust"
+        );
+        assert_eq!(
+            web_title(&search("", json!({"type": "search", "query": "q"}))),
+            "Search the web: q"
+        );
+        assert_eq!(web_title(&search("", json!({"type": "other"}))), "Search the web");
+        assert_eq!(
+            web_title(&search("", json!({"type": "open_page", "url": "https://x.y"}))),
+            "Open https://x.y"
+        );
+        assert_eq!(
+            web_title(&search(
+                "",
+                json!({"type": "find_in_page", "url": "u", "pattern": "p"})
+            )),
             "Find \"p\" in u"
         );
     }

@@ -41,7 +41,9 @@ pub fn turn_delta(prev: &Totals, now: &Totals) -> TurnUsage {
         input_tokens: now.input_tokens.saturating_sub(prev.input_tokens),
         cached_input_tokens: now.cached_input_tokens.saturating_sub(prev.cached_input_tokens),
         output_tokens: now.output_tokens.saturating_sub(prev.output_tokens),
-        reasoning_output_tokens: now.reasoning_output_tokens.saturating_sub(prev.reasoning_output_tokens),
+        reasoning_output_tokens: now
+            .reasoning_output_tokens
+            .saturating_sub(prev.reasoning_output_tokens),
     }
 }
 
@@ -65,7 +67,12 @@ mod tests {
         let delta = turn_delta(&totals(2400, 400, 96, 32), &totals(3600, 600, 144, 48));
         assert_eq!(
             delta,
-            TurnUsage { input_tokens: 1200, cached_input_tokens: 200, output_tokens: 48, reasoning_output_tokens: 16 }
+            TurnUsage {
+                input_tokens: 1200,
+                cached_input_tokens: 200,
+                output_tokens: 48,
+                reasoning_output_tokens: 16
+            }
         );
     }
 

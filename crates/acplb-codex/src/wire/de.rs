@@ -10,8 +10,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::{
@@ -68,17 +68,25 @@ impl<'de> Visitor<'de> for EventVisitor {
         let event_type = event_type.ok_or_else(|| de::Error::missing_field("type"))?;
         let missing_item = || de::Error::missing_field("item");
         Ok(match event_type.as_ref() {
-            "thread.started" => Event::ThreadStarted { thread_id: thread_id.unwrap_or_default() },
+            "thread.started" => Event::ThreadStarted {
+                thread_id: thread_id.unwrap_or_default(),
+            },
             "turn.started" => Event::TurnStarted,
             "item.started" => Event::ItemStarted(item.ok_or_else(missing_item)?),
             "item.updated" => Event::ItemUpdated(item.ok_or_else(missing_item)?),
             "item.completed" => Event::ItemCompleted(item.ok_or_else(missing_item)?),
-            "turn.completed" => Event::TurnCompleted { usage: typed(usage)?.unwrap_or_default() },
+            "turn.completed" => Event::TurnCompleted {
+                usage: typed(usage)?.unwrap_or_default(),
+            },
             "turn.failed" => Event::TurnFailed {
                 message: typed::<ErrorItem, A::Error>(error)?.unwrap_or_default().message,
             },
-            "error" => Event::Error { message: message.unwrap_or_default() },
-            _ => Event::Unknown { event_type: event_type.into_owned() },
+            "error" => Event::Error {
+                message: message.unwrap_or_default(),
+            },
+            _ => Event::Unknown {
+                event_type: event_type.into_owned(),
+            },
         })
     }
 }
@@ -183,10 +191,17 @@ impl<'de> Visitor<'de> for ItemVisitor {
 impl RawItem<'_> {
     fn into_item<E: de::Error>(self) -> Result<Item, E> {
         let item_type = self.item_type.ok_or_else(|| E::missing_field("type"))?;
-        let status = self.status.as_deref().map_or(ItemStatus::default(), ItemStatus::from_wire);
+        let status = self
+            .status
+            .as_deref()
+            .map_or(ItemStatus::default(), ItemStatus::from_wire);
         let kind = match item_type.as_ref() {
-            "agent_message" => ItemKind::AgentMessage(TextItem { text: self.text.unwrap_or_default() }),
-            "reasoning" => ItemKind::Reasoning(TextItem { text: self.text.unwrap_or_default() }),
+            "agent_message" => ItemKind::AgentMessage(TextItem {
+                text: self.text.unwrap_or_default(),
+            }),
+            "reasoning" => ItemKind::Reasoning(TextItem {
+                text: self.text.unwrap_or_default(),
+            }),
             "command_execution" => ItemKind::CommandExecution(CommandExecution {
                 command: self.command.unwrap_or_default(),
                 aggregated_output: self.aggregated_output.unwrap_or_default(),
@@ -210,11 +225,20 @@ impl RawItem<'_> {
                 action: self.action.filter(|a| !a.is_null()),
                 provider_id: self.second_id,
             }),
-            "todo_list" => ItemKind::TodoList(TodoList { items: self.items.unwrap_or_default() }),
-            "error" => ItemKind::Error(ErrorItem { message: self.message.unwrap_or_default() }),
-            _ => ItemKind::Unknown { item_type: item_type.into_owned() },
+            "todo_list" => ItemKind::TodoList(TodoList {
+                items: self.items.unwrap_or_default(),
+            }),
+            "error" => ItemKind::Error(ErrorItem {
+                message: self.message.unwrap_or_default(),
+            }),
+            _ => ItemKind::Unknown {
+                item_type: item_type.into_owned(),
+            },
         };
-        Ok(Item { id: self.id.unwrap_or_default(), kind })
+        Ok(Item {
+            id: self.id.unwrap_or_default(),
+            kind,
+        })
     }
 }
 

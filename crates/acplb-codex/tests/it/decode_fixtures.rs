@@ -38,7 +38,9 @@ impl FileTexts for RecordedFiles {
         match self.before.get(&path.display().to_string()) {
             Some(Some(text)) => OldText::Known(text.clone()),
             Some(None) => OldText::Absent,
-            None => OldText::Unknown { reason: "not recorded with the fixture".into() },
+            None => OldText::Unknown {
+                reason: "not recorded with the fixture".into(),
+            },
         }
     }
 
@@ -53,7 +55,10 @@ fn check(jsonl: &Path) -> String {
         Ok(text) => serde_json::from_str(&text).unwrap(),
         Err(_) => RecordedFiles::default(),
     };
-    let options = DecoderOptions { id_prefix: "t1/".into(), ..DecoderOptions::new(CWD) };
+    let options = DecoderOptions {
+        id_prefix: "t1/".into(),
+        ..DecoderOptions::new(CWD)
+    };
     let mut decoder = Decoder::new(options);
     let mut rendered = Vec::new();
     let mut out = Vec::new();
@@ -122,5 +127,10 @@ fn fixtures() {
             failed.push(name);
         }
     }
-    assert!(failed.is_empty(), "{} of {} fixtures differ from their snapshots: {failed:?}", failed.len(), paths.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {} fixtures differ from their snapshots: {failed:?}",
+        failed.len(),
+        paths.len()
+    );
 }

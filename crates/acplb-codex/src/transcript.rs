@@ -1,0 +1,146 @@
+//! The provider transcript: when enabled, every turn's Codex stream (argv, stdin size, each
+//! stdout and stderr line with its time, the exit status) is written to a JSONL file, so
+//! `playback record` and bug reports can capture exactly what Codex printed.
+//!
+//! Layout: `<dir>/<session id>/turn-<n>.jsonl`, one object per line:
+//! `{"start":{"argv":[..],"cwd":..,"stdin_bytes":N}}`, then `{"t_ms":T,"stdout":LINE}` or
+//! `{"t_ms":T,"stderr":LINE}`, then `{"t_ms":T,"exit":{"code":C}}` (or `"signal"`), or
+//! `{"t_ms":T,"cancelled":true}` when the turn was cancelled.
+
+use std::ffi::OsString;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+use std::time::Instant;
+
+use serde_json::json;
+
+/// The transcript of one turn; every write failure is logged once and then ignored, because a
+/// transcript must never break a turn.
+#[derive(Debug)]
+pub(crate) struct Transcript {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    started: Instant,
+    path: PathBuf,
+}
+
+impl Transcript {
+    /// Opens the transcript of turn `turn` of `session`, or a no-op one when `dir` is `None`.
+    pub(crate) fn open(dir: Option<&Path>, session: &str, turn: u64) -> Self {
+        let started = Instant::now();
+        let Some(dir) = dir else {
+            return Self {
+                file: None,
+                started,
+                path: PathBuf::new(),
+            };
+        };
+        let path = dir.join(sanitize(session)).join(format!("turn-{turn}.jsonl"));
+        let file = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::File::create(&path))
+            .map_err(|e| tracing::warn!(path = %path.display(), error = %e, "cannot write the provider transcript"))
+            .ok()
+            .map(std::io::BufWriter::new);
+        Self { file, started, path }
+    }
+
+    pub(crate) fn start(&mut self, argv: &[OsString], cwd: &Path, stdin_bytes: usize) {
+        let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        self.write(&json!({ "start": { "argv": argv, "cwd": cwd, "stdin_bytes": stdin_bytes } }));
+    }
+
+    pub(crate) fn stdout(&mut self, line: &str) {
+        self.timed("stdout", json!(line));
+    }
+
+    pub(crate) fn stderr(&mut self, line: &str) {
+        self.timed("stderr", json!(line));
+    }
+
+    pub(crate) fn exit(&mut self, status: ExitStatus) {
+        use std::os::unix::process::ExitStatusExt as _;
+        let v = match (status.code(), status.signal()) {
+            (Some(code), _) => json!({ "code": code }),
+            (None, Some(signal)) => json!({ "signal": signal }),
+            (None, None) => json!({}),
+        };
+        self.timed("exit", v);
+        self.flush();
+    }
+
+    pub(crate) fn cancelled(&mut self) {
+        self.timed("cancelled", json!(true));
+        self.flush();
+    }
+
+    fn timed(&mut self, key: &str, value: serde_json::Value) {
+        if self.file.is_some() {
+            let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.write(&json!({ "t_ms": ms, key: value }));
+        }
+    }
+
+    fn write(&mut self, value: &serde_json::Value) {
+        let Some(file) = self.file.as_mut() else { return };
+        if let Err(e) = serde_json::to_writer(&mut *file, value)
+            .map_err(std::io::Error::from)
+            .and_then(|()| file.write_all(b"\n"))
+        {
+            tracing::warn!(path = %self.path.display(), error = %e, "provider transcript write failed; disabled for this turn");
+            self.file = None;
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(f) = self.file.as_mut()
+            && let Err(e) = f.flush()
+        {
+            tracing::warn!(path = %self.path.display(), error = %e, "provider transcript flush failed");
+        }
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt as _;
+
+    use super::*;
+
+    #[test]
+    fn writes_start_lines_and_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut t = Transcript::open(Some(dir.path()), "s/1", 2);
+        t.start(&["exec".into(), "--json".into()], Path::new("/w"), 5);
+        t.stdout("{\"type\":\"turn.started\"}");
+        t.stderr("warn");
+        t.exit(ExitStatus::from_raw(0));
+        let text = std::fs::read_to_string(dir.path().join("s_1/turn-2.jsonl")).unwrap();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines[0]["start"]["argv"][1], "--json");
+        assert_eq!(lines[0]["start"]["stdin_bytes"], 5);
+        assert_eq!(lines[1]["stdout"], "{\"type\":\"turn.started\"}");
+        assert_eq!(lines[2]["stderr"], "warn");
+        assert_eq!(lines[3]["exit"]["code"], 0);
+    }
+
+    #[test]
+    fn disabled_transcript_writes_nothing() {
+        let mut t = Transcript::open(None, "s", 1);
+        t.stdout("x");
+        assert!(t.file.is_none());
+    }
+}
