@@ -2,6 +2,7 @@
 //! later turns, its JSONL decoded into session updates as it streams.
 
 use std::path::PathBuf;
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use acplb_core::CancellationToken;
@@ -10,16 +11,17 @@ use acplb_core::permission::Mode;
 use acplb_core::provider::{
     ProviderAdapter, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
 };
-use acplb_core::transport::{Process, ProcessEvent, ProcessSpec, StdinMode};
-use agent_client_protocol::v1::schema::{SessionUpdate, StopReason, ToolCallStatus};
+use acplb_core::transport::{Process, ProcessSpec, StdinMode};
+use agent_client_protocol::v1::schema::StopReason;
 use async_trait::async_trait;
 
 use crate::args::{self, TurnArgs};
-use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals, turn_delta};
-use crate::files::{self, TurnFiles};
+use crate::decode::{DecoderOptions, Totals, turn_delta};
+use crate::files;
 use crate::images::ImageFiles;
 use crate::instructions;
 use crate::transcript::Transcript;
+use crate::turn::{End, TurnStream};
 
 /// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
 const MAX_PROMPT_CHARS: usize = 1 << 20;
@@ -91,12 +93,6 @@ struct CodexSession {
     turns: u64,
 }
 
-/// What the stream said about the turn's end.
-enum End {
-    Completed(Totals),
-    Failed { message: String, auth_required: bool },
-}
-
 #[async_trait(?Send)]
 impl ProviderSession for CodexSession {
     async fn run_turn(
@@ -120,106 +116,43 @@ impl ProviderSession for CodexSession {
         );
         let mut process = self.spawn(&turn, &images, &mut transcript)?;
         // Snapshot only when the turn may write; it runs while Codex starts up.
-        let snapshot_task = (turn.mode != Mode::ReadOnly).then(|| {
+        let snapshot = (turn.mode != Mode::ReadOnly).then(|| {
             let cwd = self.setup.cwd.clone();
             tokio::task::spawn_local(async move { files::snapshot(&cwd, Duration::from_secs(5)).await })
         });
-        let mut snapshot_task = snapshot_task;
-        // Made on the first `file_change`, from the snapshot (waiting for it if need be).
-        let mut files: Option<TurnFiles> = None;
-        let mut decoder = Decoder::new(DecoderOptions {
-            cwd: self.setup.cwd.clone(),
-            notices: self.setup.client_shows_notices,
-            max_output_bytes: self.options.max_output_bytes,
-            id_prefix: format!("t{}-", self.turns),
-        });
-        let mut out: Vec<SessionUpdate> = Vec::new();
-        let mut end: Option<End> = None;
-        let mut line_no: u64 = 0;
+        let mut stream = TurnStream::new(
+            DecoderOptions {
+                cwd: self.setup.cwd.clone(),
+                notices: self.setup.client_shows_notices,
+                max_output_bytes: self.options.max_output_bytes,
+                id_prefix: format!("t{}-", self.turns),
+            },
+            snapshot,
+            transcript,
+        );
         let status = loop {
             let event = tokio::select! {
                 biased;
                 () = cancel.cancelled() => {
                     process.stop(self.options.interrupt_grace).await;
-                    transcript.cancelled();
-                    decoder.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
-                    flush(sink, &mut out);
+                    if let Some(id) = stream.cancelled(sink) {
+                        self.remember_thread(id);
+                    }
                     tracing::info!(session = %self.setup.session_id, "turn cancelled; codex stopped");
                     return Ok(TurnOutcome { stop_reason: StopReason::Cancelled, usage: None });
                 }
                 // Cancel-safe: see Process::next_event.
                 event = process.next_event() => event,
             };
-            match event {
-                ProcessEvent::Stdout(line) => {
-                    line_no += 1;
-                    transcript.stdout(&line);
-                    if files.is_none() && line.contains("\"file_change\"") {
-                        files = Some(TurnFiles::new(match snapshot_task.take() {
-                            Some(task) => task
-                                .await
-                                .unwrap_or_else(|e| Err(format!("snapshot task failed: {e}"))),
-                            None => Err("the turn ran in read-only mode".into()),
-                        }));
-                    }
-                    let texts: &mut dyn FileTexts = match files.as_mut() {
-                        Some(f) => f,
-                        None => &mut NoFileTexts,
-                    };
-                    match decoder.line(&line, texts, &mut out) {
-                        Ok(Some(signal)) => self.on_signal(signal, &mut end),
-                        Ok(None) => {}
-                        Err(e) => {
-                            tracing::warn!(line = line_no, error = %e, "ignoring a malformed line from codex")
-                        }
-                    }
-                }
-                ProcessEvent::StdoutOversized { bytes } => {
-                    line_no += 1;
-                    tracing::warn!(line = line_no, bytes, "dropped an over-long line from codex");
-                }
-                ProcessEvent::Stderr(line) => {
-                    transcript.stderr(&line);
-                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
-                    decoder.stderr_line(&line, &mut out);
-                }
-                ProcessEvent::Exited(status) => {
-                    transcript.exit(status);
-                    break status;
-                }
+            if let Some(status) = stream.on_event(event, sink).await {
+                break status;
             }
-            flush(sink, &mut out);
         };
-        decoder.close_open_tool_calls(ToolCallStatus::Failed, &mut out);
-        flush(sink, &mut out);
-        match end {
-            Some(End::Completed(now)) => {
-                let usage = turn_delta(&self.totals, &now);
-                self.totals = now;
-                Ok(TurnOutcome {
-                    stop_reason: StopReason::EndTurn,
-                    usage: Some(usage),
-                })
-            }
-            Some(End::Failed {
-                message,
-                auth_required: true,
-            }) => Err(ProviderError::AuthRequired {
-                message: format!("{message} (run `codex login`, or set the provider's API key)"),
-            }),
-            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed { message }),
-            None => {
-                let stderr_tail = process.stderr_tail();
-                Err(match headline(&stderr_tail) {
-                    Some(message) if status.code() == Some(1) => ProviderError::TurnFailed { message },
-                    _ => ProviderError::Exited {
-                        program: self.options.program.clone(),
-                        status: status.to_string(),
-                        stderr_tail,
-                    },
-                })
-            }
+        let (end, thread) = stream.finish(sink);
+        if let Some(id) = thread {
+            self.remember_thread(id);
         }
+        self.outcome(end, status, &process)
     }
 
     fn thread_id(&self) -> Option<String> {
@@ -270,22 +203,45 @@ impl CodexSession {
         })
     }
 
-    fn on_signal(&mut self, signal: Signal, end: &mut Option<End>) {
-        match signal {
-            Signal::ThreadStarted(id) => {
-                if self.thread_id.as_deref() != Some(id.as_str()) {
-                    tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread started");
-                }
-                self.thread_id = Some(id);
+    fn remember_thread(&mut self, id: String) {
+        if self.thread_id.as_deref() != Some(id.as_str()) {
+            tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread started");
+        }
+        self.thread_id = Some(id);
+    }
+
+    /// The turn's result from how its stream ended and how Codex exited.
+    fn outcome(
+        &mut self,
+        end: Option<End>,
+        status: ExitStatus,
+        process: &Process,
+    ) -> Result<TurnOutcome, ProviderError> {
+        match end {
+            Some(End::Completed(now)) => {
+                let usage = turn_delta(&self.totals, &now);
+                self.totals = now;
+                Ok(TurnOutcome {
+                    stop_reason: StopReason::EndTurn,
+                    usage: Some(usage),
+                })
             }
-            Signal::TurnCompleted(totals) => *end = Some(End::Completed(totals)),
-            Signal::TurnFailed {
+            Some(End::Failed {
                 message,
-                auth_required,
-            } => {
-                *end = Some(End::Failed {
-                    message,
-                    auth_required,
+                auth_required: true,
+            }) => Err(ProviderError::AuthRequired {
+                message: format!("{message} (run `codex login`, or set the provider's API key)"),
+            }),
+            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed { message }),
+            None => {
+                let stderr_tail = process.stderr_tail();
+                Err(match headline(&stderr_tail) {
+                    Some(message) if status.code() == Some(1) => ProviderError::TurnFailed { message },
+                    _ => ProviderError::Exited {
+                        program: self.options.program.clone(),
+                        status: status.to_string(),
+                        stderr_tail,
+                    },
                 })
             }
         }
@@ -308,10 +264,4 @@ fn headline(stderr_tail: &str) -> Option<String> {
         .rev()
         .find_map(|l| l.strip_prefix("Error: "))
         .map(|l| l.trim().to_owned())
-}
-
-fn flush(sink: &dyn SessionSink, out: &mut Vec<SessionUpdate>) {
-    for update in out.drain(..) {
-        sink.update(update);
-    }
 }

@@ -13,6 +13,7 @@ mod images;
 mod instructions;
 pub mod output;
 mod transcript;
+mod turn;
 pub mod wire;
 
 pub use catalog::default_catalog;

@@ -48,6 +48,17 @@ pub struct SessionStart {
     pub developer_instructions: Vec<String>,
 }
 
+/// What a plugin knows about the prompt it is looking at.
+#[derive(Debug, Clone)]
+pub struct PromptContext {
+    /// The ACP session.
+    pub session_id: SessionId,
+    /// The session's workspace.
+    pub cwd: std::path::PathBuf,
+    /// The provider's conversation id (Codex thread id), once the first turn has started one.
+    pub thread_id: Option<String>,
+}
+
 /// A plugin: every hook has a do-nothing default, so a plugin implements only what it needs.
 pub trait Plugin {
     /// Called once when a session starts.
@@ -57,7 +68,7 @@ pub trait Plugin {
 
     /// Called for every prompt before it reaches the provider; may rewrite it or add
     /// developer instructions and environment for this turn.
-    fn prompt(&self, _session: &SessionId, _turn: &mut TurnRequest) -> Result<(), String> {
+    fn prompt(&self, _ctx: &PromptContext, _turn: &mut TurnRequest) -> Result<(), String> {
         Ok(())
     }
 

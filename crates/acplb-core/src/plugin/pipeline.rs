@@ -3,7 +3,7 @@
 
 use agent_client_protocol::v1::schema::{SessionId, SessionUpdate};
 
-use super::{Plugin, PluginError, SessionStart};
+use super::{Plugin, PluginError, PromptContext, SessionStart};
 use crate::provider::TurnRequest;
 
 /// One configured plugin.
@@ -48,8 +48,8 @@ impl Pipeline {
     }
 
     /// Runs every `prompt` hook.
-    pub fn on_prompt(&self, session: &SessionId, turn: &mut TurnRequest) -> Result<(), PluginError> {
-        self.run_fallible(|p| p.prompt(session, turn))
+    pub fn on_prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), PluginError> {
+        self.run_fallible(|p| p.prompt(ctx, turn))
     }
 
     /// Runs every `update` hook; `None` when a plugin dropped the update.
@@ -105,7 +105,7 @@ mod tests {
     }
 
     impl Plugin for Recorder {
-        fn prompt(&self, _s: &SessionId, turn: &mut TurnRequest) -> Result<(), String> {
+        fn prompt(&self, _c: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {
             self.log.borrow_mut().push(self.name.to_owned());
             turn.developer_instructions.push(self.name.to_owned());
             if self.fail { Err("boom".into()) } else { Ok(()) }
@@ -125,6 +125,10 @@ mod tests {
         }
     }
 
+    fn ctx() -> PromptContext {
+        PromptContext { session_id: SessionId::new("s"), cwd: "/w".into(), thread_id: None }
+    }
+
     fn entry(name: &'static str, required: bool, fail: bool, log: &Rc<RefCell<Vec<String>>>) -> PluginEntry {
         PluginEntry {
             id: name.into(),
@@ -142,7 +146,7 @@ mod tests {
         let log = Rc::default();
         let p = Pipeline::new(vec![entry("a", false, true, &log), entry("b", true, false, &log)]);
         let mut t = turn();
-        p.on_prompt(&SessionId::new("s"), &mut t).unwrap();
+        p.on_prompt(&ctx(), &mut t).unwrap();
         assert_eq!(*log.borrow(), vec!["a", "b"]);
         assert_eq!(t.developer_instructions, vec!["a", "b"]);
     }
@@ -154,7 +158,7 @@ mod tests {
             entry("first", true, true, &log),
             entry("second", true, false, &log),
         ]);
-        let err = p.on_prompt(&SessionId::new("s"), &mut turn()).unwrap_err();
+        let err = p.on_prompt(&ctx(), &mut turn()).unwrap_err();
         assert_eq!(err.plugin, "first");
         assert_eq!(err.to_string(), "plugin `first` failed: boom");
         assert_eq!(*log.borrow(), vec!["first"]);

@@ -21,7 +21,7 @@ use super::prompt;
 use super::sink::AcpSink;
 use crate::error::ProviderError;
 use crate::permission::Mode;
-use crate::plugin::Pipeline;
+use crate::plugin::{Pipeline, PromptContext};
 use crate::provider::{ProviderSession, SessionSettings, SessionSink, TurnOutcome, TurnRequest};
 use crate::runtime::wire_error::{self, reply};
 
@@ -56,6 +56,7 @@ struct Running {
 /// One session's state; `run` is its mailbox loop.
 pub(crate) struct SessionActor {
     id: SessionId,
+    cwd: std::path::PathBuf,
     cx: ConnectionTo<Client>,
     provider: Option<Box<dyn ProviderSession>>,
     mode: Mode,
@@ -70,6 +71,7 @@ pub(crate) struct SessionActor {
 impl SessionActor {
     pub(crate) fn new(
         id: SessionId,
+        cwd: std::path::PathBuf,
         cx: ConnectionTo<Client>,
         provider: Box<dyn ProviderSession>,
         catalog: Rc<OptionCatalog>,
@@ -78,6 +80,7 @@ impl SessionActor {
     ) -> Self {
         Self {
             id,
+            cwd,
             cx,
             provider: Some(provider),
             mode: Mode::default(),
@@ -201,7 +204,7 @@ impl SessionActor {
                 reply(responder.respond_with_internal_error("acplb lost its provider session"));
                 return None;
             };
-            let turn = match self.prepare_turn(&req) {
+            let turn = match self.prepare_turn(&req, provider.thread_id()) {
                 Ok(turn) => turn,
                 Err(err) => {
                     self.provider = Some(provider);
@@ -222,7 +225,11 @@ impl SessionActor {
         }
     }
 
-    fn prepare_turn(&self, req: &PromptRequest) -> Result<TurnRequest, agent_client_protocol::Error> {
+    fn prepare_turn(
+        &self,
+        req: &PromptRequest,
+        thread_id: Option<String>,
+    ) -> Result<TurnRequest, agent_client_protocol::Error> {
         let input = prompt::flatten(&req.prompt).map_err(|e| {
             agent_client_protocol::Error::invalid_params()
                 .data(serde_json::json!({ "message": e.to_string() }))
@@ -234,9 +241,8 @@ impl SessionActor {
             developer_instructions: Vec::new(),
             env: Vec::new(),
         };
-        self.pipeline
-            .on_prompt(&self.id, &mut turn)
-            .map_err(|e| wire_error::plugin(&e))?;
+        let ctx = PromptContext { session_id: self.id.clone(), cwd: self.cwd.clone(), thread_id };
+        self.pipeline.on_prompt(&ctx, &mut turn).map_err(|e| wire_error::plugin(&e))?;
         Ok(turn)
     }
 

@@ -1,0 +1,143 @@
+//! One turn's Codex stream: each stdout line through the decoder (with file texts from the
+//! turn's snapshot once a `file_change` shows up), stderr through the refusal detector, both
+//! into the transcript, and the updates out to the sink as they come.
+
+use std::process::ExitStatus;
+
+use acplb_core::provider::SessionSink;
+use acplb_core::transport::ProcessEvent;
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
+use tokio::task::JoinHandle;
+
+use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals};
+use crate::files::{NoSnapshot, Snapshot, TurnFiles};
+use crate::transcript::Transcript;
+
+/// What the stream said about the turn's end.
+pub(crate) enum End {
+    Completed(Totals),
+    Failed { message: String, auth_required: bool },
+}
+
+type SnapshotTask = JoinHandle<Result<Snapshot, NoSnapshot>>;
+
+pub(crate) struct TurnStream {
+    decoder: Decoder,
+    snapshot: Option<SnapshotTask>,
+    /// Made on the first `file_change`, from the snapshot (waiting for it if need be).
+    files: Option<TurnFiles>,
+    transcript: Transcript,
+    out: Vec<SessionUpdate>,
+    end: Option<End>,
+    thread: Option<String>,
+    line_no: u64,
+}
+
+impl TurnStream {
+    pub(crate) fn new(
+        options: DecoderOptions,
+        snapshot: Option<SnapshotTask>,
+        transcript: Transcript,
+    ) -> Self {
+        Self {
+            decoder: Decoder::new(options),
+            snapshot,
+            files: None,
+            transcript,
+            out: Vec::new(),
+            end: None,
+            thread: None,
+            line_no: 0,
+        }
+    }
+
+    /// Handles one event; returns the exit status once Codex has exited.
+    pub(crate) async fn on_event(
+        &mut self,
+        event: ProcessEvent,
+        sink: &dyn SessionSink,
+    ) -> Option<ExitStatus> {
+        match event {
+            ProcessEvent::Stdout(line) => self.on_stdout(&line).await,
+            ProcessEvent::StdoutOversized { bytes } => {
+                self.line_no += 1;
+                tracing::warn!(line = self.line_no, bytes, "dropped an over-long line from codex");
+            }
+            ProcessEvent::Stderr(line) => {
+                self.transcript.stderr(&line);
+                tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                self.decoder.stderr_line(&line, &mut self.out);
+            }
+            ProcessEvent::Exited(status) => {
+                self.transcript.exit(status);
+                return Some(status);
+            }
+        }
+        self.flush(sink);
+        None
+    }
+
+    async fn on_stdout(&mut self, line: &str) {
+        self.line_no += 1;
+        self.transcript.stdout(line);
+        if self.files.is_none() && line.contains("\"file_change\"") {
+            let snapshot = match self.snapshot.take() {
+                Some(task) => task
+                    .await
+                    .unwrap_or_else(|e| Err(format!("snapshot task failed: {e}"))),
+                None => Err("the turn ran in read-only mode".into()),
+            };
+            self.files = Some(TurnFiles::new(snapshot));
+        }
+        let texts: &mut dyn FileTexts = match self.files.as_mut() {
+            Some(f) => f,
+            None => &mut NoFileTexts,
+        };
+        match self.decoder.line(line, texts, &mut self.out) {
+            Ok(Some(Signal::ThreadStarted(id))) => self.thread = Some(id),
+            Ok(Some(Signal::TurnCompleted(totals))) => self.end = Some(End::Completed(totals)),
+            Ok(Some(Signal::TurnFailed {
+                message,
+                auth_required,
+            })) => {
+                self.end = Some(End::Failed {
+                    message,
+                    auth_required,
+                });
+            }
+            Ok(None) => {}
+            Err(e) => tracing::warn!(line = self.line_no, error = %e, "ignoring a malformed line from codex"),
+        }
+    }
+
+    /// The turn was cancelled: open tool calls are closed as failed; returns the thread id
+    /// if Codex had started one, so the next turn resumes it.
+    pub(crate) fn cancelled(&mut self, sink: &dyn SessionSink) -> Option<String> {
+        self.transcript.cancelled();
+        self.decoder
+            .close_open_tool_calls(ToolCallStatus::Failed, &mut self.out);
+        self.flush(sink);
+        self.thread.take()
+    }
+
+    /// Codex exited: closes what is still open; returns how the turn ended and the thread id.
+    pub(crate) fn finish(mut self, sink: &dyn SessionSink) -> (Option<End>, Option<String>) {
+        self.decoder
+            .close_open_tool_calls(ToolCallStatus::Failed, &mut self.out);
+        self.flush(sink);
+        let unknown = self.decoder.unknown_counts();
+        if !unknown.is_empty() {
+            tracing::info!(
+                ?unknown,
+                "codex sent event or item types acplb does not know; ignored"
+            );
+        }
+        (self.end, self.thread)
+    }
+
+    fn flush(&mut self, sink: &dyn SessionSink) {
+        for update in self.out.drain(..) {
+            sink.update(update);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The scenario: one recorded session (client side, provider side, expected ACP output), its
+//! validated form, and loading it from TOML with file and line in every error.
+//!
+//! The format is described in `dev-docs/scenarios.md`; [`toml_out`] writes it, [`lint`] finds
+//! suspicious provider streams.
+
+pub mod lint;
+mod raw;
+pub mod toml_out;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::PlaybackError;
+
+/// The only format version this playback reads and writes.
+pub const VERSION: u32 = 1;
+
+/// One recorded session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scenario {
+    /// A short name (the file stem in the corpus).
+    pub name: String,
+    /// One or two sentences: what the scenario covers and how it was recorded.
+    pub description: String,
+    /// Arguments acplb ran with (no `--codex`, no `--transcript-dir`: playback sets those).
+    pub acplb_args: Vec<String>,
+    /// The files the session's workspace must hold when it starts.
+    pub workspace: Workspace,
+    /// What the client sends, in order.
+    pub client: Vec<Step>,
+    /// Answers to the agent's requests (e.g. `session/request_permission`), in order per method.
+    pub answers: Vec<Answer>,
+    /// Each Codex process acplb started, in the order it started them.
+    pub codex: Vec<ProviderRun>,
+    /// The expected output of a replay: normalized JSON lines.
+    pub expect: Vec<String>,
+    /// Where the scenario was loaded from, for messages.
+    pub source: Option<Source>,
+}
+
+/// The file a scenario came from and the lines of its parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The file.
+    pub path: PathBuf,
+    /// Line of the `[expect]` table (where `--bless` rewrites), if present.
+    pub expect_line: Option<usize>,
+}
+
+/// The workspace the session starts in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Workspace {
+    /// Whether it is a git repository (acplb snapshots git workspaces for diffs).
+    pub git: bool,
+    /// Files relative to the workspace, with their contents.
+    pub files: BTreeMap<String, String>,
+}
+
+/// One client action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    /// What must have arrived before the action.
+    pub after: Option<After>,
+    /// The action.
+    pub action: Action,
+    /// Line in the scenario file (0 when built in memory).
+    pub line: usize,
+}
+
+/// A condition on what the agent has sent so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum After {
+    /// The response to the client's request with this id.
+    Response(Value),
+    /// A `tool_call` update with this title (placeholders allowed).
+    ToolCall(String),
+    /// At least this many messages from the agent.
+    Messages(usize),
+}
+
+/// What the client does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Writes this JSON-RPC message (placeholders such as `<cwd>` and `<session-1>` replaced).
+    Send(String),
+    /// Closes acplb's stdin (the client disconnects).
+    Close,
+}
+
+/// An answer to a request from the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// The request's method.
+    pub method: String,
+    /// The JSON `result` to send back.
+    pub result: String,
+    /// Line in the scenario file.
+    pub line: usize,
+}
+
+/// One Codex process: what it printed, when, and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderRun {
+    /// The ACP session it belonged to (`<session-1>`, ...).
+    pub session: String,
+    /// The turn number within that session (1-based).
+    pub turn: u64,
+    /// What it did, in order.
+    pub events: Vec<ProviderEvent>,
+    /// How it ended.
+    pub end: End,
+    /// Line of its `[[codex]]` header.
+    pub line: usize,
+}
+
+/// One thing a Codex process did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProviderEvent {
+    /// Milliseconds after the process started.
+    pub t_ms: u64,
+    /// What happened.
+    pub kind: EventKind,
+    /// Line in the scenario file.
+    pub line: usize,
+}
+
+/// What a Codex process did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EventKind {
+    /// A stdout line.
+    Stdout(String),
+    /// A stderr line.
+    Stderr(String),
+    /// Wrote a workspace file (relative path) with this content: a patch took effect.
+    Write {
+        /// Path relative to the workspace.
+        path: String,
+        /// New content.
+        text: String,
+    },
+    /// Deleted a workspace file (relative path).
+    Delete {
+        /// Path relative to the workspace.
+        path: String,
+    },
+}
+
+/// How a Codex process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum End {
+    /// It exited with this code.
+    Exit(i32),
+    /// It was killed by this signal.
+    Signal(i32),
+    /// acplb cancelled the turn (interrupted Codex); the stand-in waits for the signal.
+    Cancelled,
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file.
+    pub fn load(path: &Path) -> Result<Scenario, PlaybackError> {
+        let text = std::fs::read_to_string(path).map_err(PlaybackError::io(path))?;
+        Scenario::parse(&text, path)
+    }
+
+    /// Parses and validates scenario text; `path` is used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Scenario, PlaybackError> {
+        raw::parse(text, path)
+    }
+
+    /// The thread ids the provider side starts (`thread.started`), in order of first appearance.
+    pub fn thread_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::new();
+        for run in &self.codex {
+            for event in &run.events {
+                if let EventKind::Stdout(line) = &event.kind
+                    && let Some(id) = thread_started(line)
+                    && !ids.contains(&id)
+                {
+                    ids.push(id);
+                }
+            }
+        }
+        ids
+    }
+
+    /// The file name for messages (`<memory>` when not loaded from a file).
+    pub fn path(&self) -> PathBuf {
+        self.source
+            .as_ref()
+            .map_or_else(|| PathBuf::from("<memory>"), |s| s.path.clone())
+    }
+}
+
+/// The thread id of a `thread.started` line.
+pub fn thread_started(line: &str) -> Option<String> {
+    if !line.contains("thread.started") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(line).ok()?;
+    if value.get("type")?.as_str()? != "thread.started" {
+        return None;
+    }
+    Some(value.get("thread_id")?.as_str()?.to_owned())
+}
+
+#[cfg(test)]
+mod tests;
