@@ -54,6 +54,10 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
         StopReason::EndTurn,
         "the session still works after a cancel"
     );
+    // The conversation carries over: the turn after the cancel resumed the same Codex thread.
+    let threads: Vec<String> =
+        live.mock.requests().iter().map(|r| r.header("thread-id").unwrap_or_default().to_owned()).collect();
+    assert!(threads.len() >= 2 && threads.iter().all(|t| !t.is_empty() && *t == threads[0]), "{threads:?}");
     // The sleep tool call was closed with a final status.
     let call = updates
         .of_kind("tool_call")
