@@ -325,3 +325,39 @@ async fn a_one_megabyte_prompt_with_context_reaches_the_model_whole() {
     );
     let _ = Duration::ZERO;
 }
+
+#[tokio::test]
+async fn images_reach_the_model_and_their_temp_files_are_removed() {
+    use agent_client_protocol::v1::schema::ImageContent;
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    // A 1x1 PNG.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let blocks = vec![
+        ContentBlock::Text(TextContent::new("scenario:plain what is in this picture?")),
+        ContentBlock::Image(ImageContent::new(png, "image/png")),
+    ];
+    let before: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| n.to_string_lossy().starts_with("acplb-images-"))
+        .collect();
+    let resp = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            cx.send_request(PromptRequest::new(s.session_id.clone(), blocks)).block_task().await
+        })
+        .await
+        .unwrap();
+    assert_end_turn(&resp.stop_reason);
+    let body = live.mock.requests()[0].body.to_string();
+    assert!(body.contains("input_image") && body.contains("data:image/png;base64,"), "no image in the request");
+    let after: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| n.to_string_lossy().starts_with("acplb-images-") && !before.contains(n))
+        .collect();
+    assert!(after.is_empty(), "image temp files left: {after:?}");
+}

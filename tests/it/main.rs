@@ -8,6 +8,7 @@
 )]
 #![allow(unreachable_pub, clippy::missing_panics_doc, missing_debug_implementations)]
 
+mod cli;
 mod codex;
 mod harness;
 mod lifecycle;

@@ -1,0 +1,73 @@
+//! The output of a replay, as `[expect] output` holds it: acplb's messages (normalized), one line
+//! per Codex run (its arguments and prompt size), and acplb's exit. Recording and replaying
+//! both build it here, so the two can only differ where acplb behaved differently.
+
+use std::path::Path;
+use std::process::ExitStatus;
+
+use serde_json::json;
+
+use crate::normalize::Normalizer;
+
+/// What a session looked like from outside, before normalization.
+#[derive(Debug, Clone, Default)]
+pub struct Observed<'a> {
+    /// Workspaces of the sessions, in `session/new` order (`<cwd>`, `<cwd-2>`, ...).
+    pub cwds: Vec<String>,
+    /// Session ids, in `session/new` order.
+    pub sessions: Vec<String>,
+    /// Thread ids Codex started, in order.
+    pub threads: Vec<String>,
+    /// The playback binary (it appears as the MCP server command).
+    pub playback: Option<&'a Path>,
+}
+
+/// The normalizer for a session: the placeholders of `dev-docs/scenarios.md`.
+pub fn normalizer(seen: &Observed<'_>) -> Normalizer {
+    let mut n = Normalizer::new();
+    for (i, cwd) in seen.cwds.iter().enumerate() {
+        n.replace(cwd.clone(), numbered("cwd", i));
+    }
+    for (i, id) in seen.sessions.iter().enumerate() {
+        n.replace(id.clone(), format!("<session-{}>", i + 1));
+    }
+    for (i, id) in seen.threads.iter().enumerate() {
+        n.replace(id.clone(), format!("<thread-{}>", i + 1));
+    }
+    if let Some(playback) = seen.playback {
+        n.replace(playback.display().to_string(), "<playback>");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        n.replace(home.to_string_lossy().into_owned(), "<home>");
+    }
+    n
+}
+
+/// `<cwd>` for the first workspace, `<cwd-2>` for the second, ...
+pub fn numbered(name: &str, index: usize) -> String {
+    if index == 0 {
+        format!("<{name}>")
+    } else {
+        format!("<{name}-{}>", index + 1)
+    }
+}
+
+/// The line for Codex run `n` (1-based).
+pub fn codex_line(n: usize, argv: &[String], stdin_bytes: usize, norm: &Normalizer) -> String {
+    let argv: Vec<String> = argv.iter().map(|a| norm.text(a)).collect();
+    json!({ "codex": n, "argv": argv, "stdin_bytes": stdin_bytes }).to_string()
+}
+
+/// The line for acplb's exit.
+pub fn exit_line(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    let exit = match status {
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => json!({ "code": code }),
+            (None, Some(signal)) => json!({ "signal": signal }),
+            (None, None) => json!(null),
+        },
+        None => json!("killed by playback (timeout)"),
+    };
+    json!({ "acplb_exit": exit }).to_string()
+}
