@@ -150,3 +150,67 @@ async fn a_prompt_sent_during_a_turn_is_queued_not_interleaved() {
         1
     );
 }
+
+#[tokio::test]
+async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let marker = live.codex_marker();
+    let (failed, next) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
+            let turn = cx.send_request(request).block_task();
+            let killer = async {
+                assert!(eventually(Duration::from_secs(30), || sleeping(&updates)).await, "sleep 30 never started");
+                // Kill Codex itself (the process acplb started), as a crash would.
+                for pid in crate::harness::processes_with_env(&marker) {
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    if String::from_utf8_lossy(&cmdline).contains("exec\0--json") {
+                        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
+                        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+                    }
+                }
+            };
+            let (failed, ()) = tokio::join!(turn, killer);
+            let next = prompt(&cx, &s.session_id, "scenario:plain are you back?").await?;
+            Ok((failed, next))
+        })
+        .await
+        .unwrap();
+    let err = failed.unwrap_err();
+    let data = err.data.unwrap().to_string();
+    assert!(data.contains("exited before the turn finished") && data.contains("signal: 9"), "{data}");
+    assert_eq!(next.stop_reason, StopReason::EndTurn);
+    let call = updates.of_kind("tool_call").into_iter().find(|c| c["title"] == "sleep 30").unwrap();
+    let closed = updates.of_kind("tool_call_update").into_iter().any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
+    assert!(closed, "the open tool call was closed as failed");
+    assert!(live.codex_left().is_empty(), "codex processes left: {:?}", live.codex_left());
+}
+
+#[tokio::test]
+async fn sigterm_mid_turn_kills_codex_and_exits_zero_within_a_second() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(live.acplb.pid).unwrap());
+    let client = live.acplb.client(&updates, async |cx| {
+        let (_, s) = open_session(&cx, &ws).await?;
+        let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
+        let turn = cx.send_request(request).block_task();
+        let term = async {
+            assert!(eventually(Duration::from_secs(30), || sleeping(&updates)).await, "sleep 30 never started");
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+            Instant::now()
+        };
+        let (_, sent) = tokio::join!(turn, term);
+        Ok(sent)
+    });
+    let sent = client.await.unwrap();
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(10)).await;
+    assert_eq!(code, Some(0), "stderr: {}", live.acplb.stderr());
+    assert!(sent.elapsed() < Duration::from_secs(1), "exit took {:?}", sent.elapsed());
+    assert!(live.codex_left().is_empty(), "codex processes left: {:?}", live.codex_left());
+}

@@ -149,6 +149,10 @@ impl ProviderSession for CodexSession {
             }
         };
         let (end, thread) = stream.finish(sink);
+        if end.is_none() {
+            // Codex died without finishing the turn: what it started must not outlive it.
+            process.kill_descendants();
+        }
         if let Some(id) = thread {
             self.remember_thread(id);
         }

@@ -1,0 +1,289 @@
+//! Turning captured traffic and transcripts into a [`Scenario`]: client steps with their wait
+//! conditions, answers, provider runs with file changes, and the normalized expected output.
+
+use std::path::Path;
+use std::process::ExitStatus;
+
+use serde_json::Value;
+
+use super::effects;
+use super::transcript::TranscriptRun;
+use crate::normalize::Normalizer;
+use crate::output::{self, Observed};
+use crate::scenario::{
+    Action, After, Answer, EventKind, ProviderEvent, ProviderRun, Scenario, Step, Workspace,
+    thread_started,
+};
+
+/// One thing that crossed the proxy, in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Captured {
+    /// A line from the client to acplb.
+    Client(String),
+    /// A line from acplb to the client.
+    Agent(String),
+    /// The client closed its end (acplb's stdin).
+    ClientClosed,
+}
+
+/// Everything a recording is made from.
+#[derive(Debug)]
+pub(crate) struct Recording<'a> {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    /// acplb's arguments (after the program).
+    pub(crate) args: Vec<String>,
+    pub(crate) captured: Vec<Captured>,
+    pub(crate) exit: Option<ExitStatus>,
+    pub(crate) runs: Vec<TranscriptRun>,
+    pub(crate) playback: &'a Path,
+}
+
+/// Builds the scenario.
+pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
+    let parsed: Vec<(Option<Value>, &Captured)> = rec
+        .captured
+        .iter()
+        .map(|c| match c {
+            Captured::Client(l) | Captured::Agent(l) => (serde_json::from_str(l).ok(), c),
+            Captured::ClientClosed => (None, c),
+        })
+        .collect();
+    let (cwds, sessions) = sessions(&parsed);
+    let session_dirs: Vec<String> = sessions.iter().map(|s| sanitize(s)).collect();
+    let threads: Vec<String> = rec
+        .runs
+        .iter()
+        .flat_map(|r| r.lines.iter().filter_map(|(_, l, out)| out.then(|| thread_started(l)).flatten()))
+        .fold(Vec::new(), |mut v, t| {
+            if !v.contains(&t) {
+                v.push(t);
+            }
+            v
+        });
+    let mut seen = Observed {
+        cwds: cwds.clone(),
+        sessions: sessions.clone(),
+        threads: Vec::new(),
+        playback: Some(rec.playback),
+    };
+    // Provider lines keep Codex's real thread ids; everything else gets placeholders.
+    let provider_norm = output::normalizer(&seen);
+    seen.threads = threads;
+    let mut norm = output::normalizer(&seen);
+
+    let agent: Vec<Value> = parsed
+        .iter()
+        .filter(|(_, c)| matches!(c, Captured::Agent(_)))
+        .filter_map(|(v, _)| v.clone())
+        .collect();
+    let cwd = cwds.first().cloned().unwrap_or_default();
+    let effects = effects::derive(&agent, &rec.runs, &cwd);
+    let codex = rec
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| provider_run(i, run, &session_dirs, &effects, &provider_norm))
+        .collect();
+    let (client, answers) = client_side(&parsed, &norm);
+
+    let mut expect: Vec<String> = rec
+        .captured
+        .iter()
+        .filter_map(|c| match c {
+            Captured::Agent(l) => Some(norm.json_line(l)),
+            _ => None,
+        })
+        .collect();
+    for (i, run) in rec.runs.iter().enumerate() {
+        expect.push(output::codex_line(i + 1, &run.argv, run.stdin_bytes, &norm));
+    }
+    expect.push(output::exit_line(rec.exit));
+
+    Scenario {
+        name: rec.name.clone(),
+        description: rec.description.clone(),
+        acplb_args: acplb_args(&rec.args, &norm),
+        workspace: Workspace {
+            git: !cwd.is_empty() && Path::new(&cwd).join(".git").exists(),
+            files: effects
+                .initial
+                .iter()
+                .map(|(k, v)| (k.clone(), provider_norm.text(v)))
+                .collect(),
+        },
+        client,
+        answers,
+        codex,
+        expect,
+        source: None,
+    }
+}
+
+/// Workspaces (from `session/new` params) and session ids (from its responses), in order.
+fn sessions(parsed: &[(Option<Value>, &Captured)]) -> (Vec<String>, Vec<String>) {
+    let mut new_ids: Vec<Value> = Vec::new();
+    let (mut cwds, mut sessions) = (Vec::new(), Vec::new());
+    for (value, captured) in parsed {
+        let Some(v) = value else { continue };
+        match captured {
+            Captured::Client(_) if v["method"] == "session/new" => {
+                new_ids.push(v["id"].clone());
+                if let Some(cwd) = v.pointer("/params/cwd").and_then(Value::as_str)
+                    && !cwds.iter().any(|c| c == cwd)
+                {
+                    cwds.push(cwd.to_owned());
+                }
+            }
+            Captured::Agent(_) if v.get("method").is_none() && new_ids.contains(&v["id"]) => {
+                if let Some(id) = v.pointer("/result/sessionId").and_then(Value::as_str) {
+                    sessions.push(id.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    (cwds, sessions)
+}
+
+fn provider_run(
+    index: usize,
+    run: &TranscriptRun,
+    session_dirs: &[String],
+    effects: &effects::Effects,
+    norm: &Normalizer,
+) -> ProviderRun {
+    let session = session_dirs
+        .iter()
+        .position(|d| *d == run.session_dir)
+        .map_or_else(|| format!("<session-{}>", run.session_dir), |i| format!("<session-{}>", i + 1));
+    let mut events = Vec::with_capacity(run.lines.len());
+    for (l, (t, line, is_stdout)) in run.lines.iter().enumerate() {
+        if let Some(made) = effects.before_line.get(&(index, l)) {
+            for kind in made {
+                let kind = match kind {
+                    EventKind::Write { path, text } => EventKind::Write {
+                        path: path.clone(),
+                        text: norm.text(text),
+                    },
+                    other => other.clone(),
+                };
+                events.push(ProviderEvent { t_ms: *t, kind, line: 0 });
+            }
+        }
+        let text = norm.text(line);
+        let kind = if *is_stdout {
+            EventKind::Stdout(text)
+        } else {
+            EventKind::Stderr(text)
+        };
+        events.push(ProviderEvent { t_ms: *t, kind, line: 0 });
+    }
+    ProviderRun {
+        session,
+        turn: run.turn,
+        events,
+        end: run.end,
+        line: 0,
+    }
+}
+
+/// Client steps (each waiting for the last agent message before it) and answers.
+fn client_side(parsed: &[(Option<Value>, &Captured)], norm: &Normalizer) -> (Vec<Step>, Vec<Answer>) {
+    let mut steps = Vec::new();
+    let mut answers = Vec::new();
+    let mut agent_requests: Vec<(Value, String)> = Vec::new();
+    let mut last_agent: Option<&Value> = None;
+    let mut agent_count = 0;
+    for (value, captured) in parsed {
+        match captured {
+            Captured::Agent(_) => {
+                agent_count += 1;
+                last_agent = value.as_ref();
+                if let Some(v) = value
+                    && let (Some(method), Some(id)) = (v["method"].as_str(), v.get("id"))
+                {
+                    agent_requests.push((id.clone(), method.to_owned()));
+                }
+            }
+            Captured::Client(line) => {
+                let v = value.as_ref();
+                let is_answer = v.is_some_and(|v| v.get("method").is_none() && v.get("id").is_some());
+                if is_answer && let Some(v) = v {
+                    let method = agent_requests
+                        .iter()
+                        .find(|(id, _)| *id == v["id"])
+                        .map_or_else(|| "?".to_owned(), |(_, m)| m.clone());
+                    let result = v.get("result").unwrap_or(&Value::Null).to_string();
+                    answers.push(Answer { method, result: norm.text(&result), line: 0 });
+                    continue;
+                }
+                steps.push(Step {
+                    after: after(last_agent, agent_count, norm),
+                    action: Action::Send(norm.text(line)),
+                    line: 0,
+                });
+            }
+            Captured::ClientClosed => steps.push(Step {
+                after: after(last_agent, agent_count, norm),
+                action: Action::Close,
+                line: 0,
+            }),
+        }
+    }
+    (steps, answers)
+}
+
+/// The wait condition for a client message sent right after `last` (the `count`-th message).
+fn after(last: Option<&Value>, count: usize, norm: &Normalizer) -> Option<After> {
+    if count == 0 {
+        return None;
+    }
+    let Some(last) = last else {
+        return Some(After::Messages(count));
+    };
+    if last.get("method").is_none()
+        && let Some(id) = last.get("id").filter(|id| id.is_number() || id.is_string())
+    {
+        return Some(After::Response(id.clone()));
+    }
+    let update = &last["params"]["update"];
+    if last["method"] == "session/update"
+        && update["sessionUpdate"] == "tool_call"
+        && let Some(title) = update["title"].as_str()
+    {
+        return Some(After::ToolCall(norm.text(title)));
+    }
+    Some(After::Messages(count))
+}
+
+/// acplb's arguments minus what playback sets itself (`--codex`, `--transcript-dir`).
+fn acplb_args(args: &[String], norm: &Normalizer) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for arg in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if arg == "--codex" || arg == "--transcript-dir" {
+            skip = true;
+            continue;
+        }
+        if arg.starts_with("--codex=") || arg.starts_with("--transcript-dir=") {
+            continue;
+        }
+        out.push(norm.text(arg));
+    }
+    out
+}
+
+/// The directory name acplb gives a session's transcripts.
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
