@@ -10,10 +10,17 @@ const ACPLB: &str = env!("CARGO_BIN_EXE_acplb");
 
 #[test]
 fn doctor_reports_a_missing_codex_and_exits_non_zero() {
-    let out = Command::new(ACPLB).arg("doctor").env("ACPLB_CODEX", "/nope/codex").output().unwrap();
+    let out = Command::new(ACPLB)
+        .arg("doctor")
+        .env("ACPLB_CODEX", "/nope/codex")
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("NOT FOUND") && stdout.contains("/nope/codex"), "{stdout}");
+    assert!(
+        stdout.contains("NOT FOUND") && stdout.contains("/nope/codex"),
+        "{stdout}"
+    );
     assert!(stdout.contains("npm install -g @openai/codex"), "{stdout}");
 }
 
@@ -27,7 +34,11 @@ async fn doctor_finds_codex_its_version_and_a_working_sandbox() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("codex-cli 0.169.0"), "{stdout}");
     assert!(stdout.contains("sandbox:  ok"), "{stdout}");
 }
@@ -36,7 +47,16 @@ async fn doctor_finds_codex_its_version_and_a_working_sandbox() {
 fn help_explains_options_modes_and_environment() {
     let out = Command::new(ACPLB).arg("--help").output().unwrap();
     let help = String::from_utf8_lossy(&out.stdout);
-    for needle in ["--codex", "ACPLB_CODEX", "-c, --config", "--log-file", "read-only", "full-access", "RUST_LOG", "doctor"] {
+    for needle in [
+        "--codex",
+        "ACPLB_CODEX",
+        "-c, --config",
+        "--log-file",
+        "read-only",
+        "full-access",
+        "RUST_LOG",
+        "doctor",
+    ] {
         assert!(help.contains(needle), "--help lacks {needle}: {help}");
     }
 }
@@ -46,10 +66,18 @@ async fn log_file_gets_the_logs_and_stdout_stays_clean() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("logs/acplb.log");
     let log_arg = log.display().to_string();
-    let mut acplb =
-        Acplb::spawn(&["--log-file", &log_arg], &[("ACPLB_CODEX".into(), "/nope".into())], dir.path());
+    let mut acplb = Acplb::spawn(
+        &["--log-file", &log_arg],
+        &[("ACPLB_CODEX".into(), "/nope".into())],
+        dir.path(),
+    );
     let cwd = dir.path().to_owned();
-    acplb.client(&Updates::default(), async |cx| open_session(&cx, &cwd).await.map(|_| ())).await.unwrap();
+    acplb
+        .client(&Updates::default(), async |cx| {
+            open_session(&cx, &cwd).await.map(|_| ())
+        })
+        .await
+        .unwrap();
     assert_eq!(acplb.wait_exit(Duration::from_secs(5)).await.0, Some(0));
     let text = std::fs::read_to_string(&log).expect("the log file exists");
     assert!(text.contains("session created"), "{text}");

@@ -333,7 +333,8 @@ async fn images_reach_the_model_and_their_temp_files_are_removed() {
     let ws = live.workspace();
     let updates = live.updates.clone();
     // A 1x1 PNG.
-    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    let png =
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
     let blocks = vec![
         ContentBlock::Text(TextContent::new("scenario:plain what is in this picture?")),
         ContentBlock::Image(ImageContent::new(png, "image/png")),
@@ -347,13 +348,18 @@ async fn images_reach_the_model_and_their_temp_files_are_removed() {
         .acplb
         .client(&updates, async |cx| {
             let (_, s) = open_session(&cx, &ws).await?;
-            cx.send_request(PromptRequest::new(s.session_id.clone(), blocks)).block_task().await
+            cx.send_request(PromptRequest::new(s.session_id.clone(), blocks))
+                .block_task()
+                .await
         })
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
     let body = live.mock.requests()[0].body.to_string();
-    assert!(body.contains("input_image") && body.contains("data:image/png;base64,"), "no image in the request");
+    assert!(
+        body.contains("input_image") && body.contains("data:image/png;base64,"),
+        "no image in the request"
+    );
     let after: Vec<_> = std::fs::read_dir(std::env::temp_dir())
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.file_name()))

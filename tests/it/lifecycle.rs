@@ -55,9 +55,16 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
         "the session still works after a cancel"
     );
     // The conversation carries over: the turn after the cancel resumed the same Codex thread.
-    let threads: Vec<String> =
-        live.mock.requests().iter().map(|r| r.header("thread-id").unwrap_or_default().to_owned()).collect();
-    assert!(threads.len() >= 2 && threads.iter().all(|t| !t.is_empty() && *t == threads[0]), "{threads:?}");
+    let threads: Vec<String> = live
+        .mock
+        .requests()
+        .iter()
+        .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        threads.len() >= 2 && threads.iter().all(|t| !t.is_empty() && *t == threads[0]),
+        "{threads:?}"
+    );
     // The sleep tool call was closed with a final status.
     let call = updates
         .of_kind("tool_call")
@@ -164,7 +171,10 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
             let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
             let turn = cx.send_request(request).block_task();
             let killer = async {
-                assert!(eventually(Duration::from_secs(30), || sleeping(&updates)).await, "sleep 30 never started");
+                assert!(
+                    eventually(Duration::from_secs(30), || sleeping(&updates)).await,
+                    "sleep 30 never started"
+                );
                 // Kill Codex itself (the process acplb started), as a crash would.
                 for pid in crate::harness::processes_with_env(&marker) {
                     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -182,12 +192,26 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
         .unwrap();
     let err = failed.unwrap_err();
     let data = err.data.unwrap().to_string();
-    assert!(data.contains("exited before the turn finished") && data.contains("signal: 9"), "{data}");
+    assert!(
+        data.contains("exited before the turn finished") && data.contains("signal: 9"),
+        "{data}"
+    );
     assert_eq!(next.stop_reason, StopReason::EndTurn);
-    let call = updates.of_kind("tool_call").into_iter().find(|c| c["title"] == "sleep 30").unwrap();
-    let closed = updates.of_kind("tool_call_update").into_iter().any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
+    let call = updates
+        .of_kind("tool_call")
+        .into_iter()
+        .find(|c| c["title"] == "sleep 30")
+        .unwrap();
+    let closed = updates
+        .of_kind("tool_call_update")
+        .into_iter()
+        .any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
     assert!(closed, "the open tool call was closed as failed");
-    assert!(live.codex_left().is_empty(), "codex processes left: {:?}", live.codex_left());
+    assert!(
+        live.codex_left().is_empty(),
+        "codex processes left: {:?}",
+        live.codex_left()
+    );
 }
 
 #[tokio::test]
@@ -201,7 +225,10 @@ async fn sigterm_mid_turn_kills_codex_and_exits_zero_within_a_second() {
         let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
         let turn = cx.send_request(request).block_task();
         let term = async {
-            assert!(eventually(Duration::from_secs(30), || sleeping(&updates)).await, "sleep 30 never started");
+            assert!(
+                eventually(Duration::from_secs(30), || sleeping(&updates)).await,
+                "sleep 30 never started"
+            );
             nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
             Instant::now()
         };
@@ -211,6 +238,14 @@ async fn sigterm_mid_turn_kills_codex_and_exits_zero_within_a_second() {
     let sent = client.await.unwrap();
     let (code, _) = live.acplb.wait_exit(Duration::from_secs(10)).await;
     assert_eq!(code, Some(0), "stderr: {}", live.acplb.stderr());
-    assert!(sent.elapsed() < Duration::from_secs(1), "exit took {:?}", sent.elapsed());
-    assert!(live.codex_left().is_empty(), "codex processes left: {:?}", live.codex_left());
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "exit took {:?}",
+        sent.elapsed()
+    );
+    assert!(
+        live.codex_left().is_empty(),
+        "codex processes left: {:?}",
+        live.codex_left()
+    );
 }

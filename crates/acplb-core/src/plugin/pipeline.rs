@@ -126,7 +126,11 @@ mod tests {
     }
 
     fn ctx() -> PromptContext {
-        PromptContext { session_id: SessionId::new("s"), cwd: "/w".into(), thread_id: None }
+        PromptContext {
+            session_id: SessionId::new("s"),
+            cwd: "/w".into(),
+            thread_id: None,
+        }
     }
 
     fn entry(name: &'static str, required: bool, fail: bool, log: &Rc<RefCell<Vec<String>>>) -> PluginEntry {

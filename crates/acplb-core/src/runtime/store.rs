@@ -222,7 +222,15 @@ impl Store {
             .modes(modes)
             .config_options(catalog.options(&settings));
         let (tx, rx) = unbounded_channel();
-        let actor = SessionActor::new(session_id.clone(), req.cwd.clone(), cx, provider, catalog, pipeline, settings);
+        let actor = SessionActor::new(
+            session_id.clone(),
+            req.cwd.clone(),
+            cx,
+            provider,
+            catalog,
+            pipeline,
+            settings,
+        );
         let task = tokio::task::spawn_local(actor.run(rx));
         tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
         self.sessions.insert(session_id, SessionHandle { tx, task });

@@ -241,8 +241,14 @@ impl SessionActor {
             developer_instructions: Vec::new(),
             env: Vec::new(),
         };
-        let ctx = PromptContext { session_id: self.id.clone(), cwd: self.cwd.clone(), thread_id };
-        self.pipeline.on_prompt(&ctx, &mut turn).map_err(|e| wire_error::plugin(&e))?;
+        let ctx = PromptContext {
+            session_id: self.id.clone(),
+            cwd: self.cwd.clone(),
+            thread_id,
+        };
+        self.pipeline
+            .on_prompt(&ctx, &mut turn)
+            .map_err(|e| wire_error::plugin(&e))?;
         Ok(turn)
     }
 
