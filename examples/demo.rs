@@ -154,7 +154,7 @@ async fn main() -> anyhow::Result<()> {
         .await
         .map_err(|e| anyhow::anyhow!("ACP session failed: {e}"))?;
     let status = child.wait().await?;
-    let count = seen.lock().map(|v| v.len()).unwrap_or(0);
+    let count = seen.lock().map_or(0, |v| v.len());
     println!(
         "acplb exited ({status}) after {count} session updates; hello.txt now says: {:?}",
         std::fs::read_to_string(env.workspace().join("hello.txt"))

@@ -122,8 +122,7 @@ async fn patch_in_auto_mode_changes_the_file_and_reports_real_diffs() {
     let final_update = updates
         .of_kind("tool_call_update")
         .into_iter()
-        .filter(|u| u["toolCallId"] == id)
-        .last()
+        .rfind(|u| u["toolCallId"] == id)
         .expect("completion");
     assert_eq!(final_update["status"], "completed");
     let diffs: Vec<_> = final_update["content"]

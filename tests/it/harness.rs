@@ -141,13 +141,11 @@ impl Acplb {
     /// Waits for acplb to exit, at most `limit`; returns its exit code and how long it took.
     pub async fn wait_exit(&mut self, limit: Duration) -> (Option<i32>, Duration) {
         let start = Instant::now();
-        match tokio::time::timeout(limit, self.child.wait()).await {
-            Ok(Ok(status)) => (status.code(), start.elapsed()),
-            _ => {
-                let _ = self.child.start_kill();
-                panic!("acplb did not exit within {limit:?}; stderr:\n{}", self.stderr());
-            }
+        if let Ok(Ok(status)) = tokio::time::timeout(limit, self.child.wait()).await {
+            return (status.code(), start.elapsed());
         }
+        self.child.start_kill().ok();
+        panic!("acplb did not exit within {limit:?}; stderr:\n{}", self.stderr());
     }
 }
 
@@ -185,9 +183,8 @@ pub fn processes_with_env(marker: &str) -> Vec<u32> {
         .filter(|pid| {
             let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
             let has = environ.split(|b| *b == 0).any(|kv| kv == marker.as_bytes());
-            let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .map(|s| s.contains(") Z "))
-                .unwrap_or(true);
+            let zombie =
+                std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "));
             has && !zombie
         })
         .collect()

@@ -74,8 +74,7 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
     let last = updates
         .of_kind("tool_call_update")
         .into_iter()
-        .filter(|u| u["toolCallId"] == call["toolCallId"])
-        .last();
+        .rfind(|u| u["toolCallId"] == call["toolCallId"]);
     assert_eq!(last.expect("the sleep call was closed")["status"], "failed");
     assert!(
         live.codex_left().is_empty(),

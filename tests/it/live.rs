@@ -2,7 +2,6 @@
 //! `CODEX_HOME` and git workspace for the real Codex CLI, and `acplb` pointed at that Codex.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use acplb_playback::mock_model::codex_env::{CodexTestEnv, codex_binary};
 use acplb_playback::mock_model::{MockConfig, MockModel, MockModelHandle};
@@ -20,10 +19,16 @@ pub struct Live {
 impl Live {
     /// Starts everything; fails (not skips) when the pinned Codex is not installed.
     pub fn start() -> Live {
+        Live::start_with(MockConfig::default(), &[], &[])
+    }
+
+    /// Like [`Live::start`], with this mock configuration (own scenarios, say), extra acplb
+    /// arguments and extra environment for acplb.
+    pub fn start_with(config: MockConfig, extra_args: &[&str], extra_env: &[(String, String)]) -> Live {
         if let Err(e) = codex_binary() {
             panic!("{e}");
         }
-        let mock = MockModel::start(MockConfig::default()).expect("the mock model starts");
+        let mock = MockModel::start(config).expect("the mock model starts");
         let env = CodexTestEnv::new(mock.base_url()).expect("a codex test env");
         let mut vars: Vec<(String, String)> = env
             .env_vars()
@@ -31,8 +36,10 @@ impl Live {
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
             .collect();
         vars.push(("ACPLB_CODEX".into(), env.codex_path().display().to_string()));
+        vars.extend(extra_env.iter().cloned());
         // In tests an unreachable model must fail fast instead of retrying forever.
-        let args = ["-c", "features.unbounded_connection_retries=false"];
+        let mut args = vec!["-c", "features.unbounded_connection_retries=false"];
+        args.extend(extra_args);
         let acplb = Acplb::spawn(&args, &vars, &env.workspace());
         Live {
             mock,
@@ -82,8 +89,6 @@ pub async fn set_mode(
         .await
         .map(|_| ())
 }
-
-pub const TURN_LIMIT: Duration = Duration::from_secs(60);
 
 pub fn assert_end_turn(stop: &StopReason) {
     assert_eq!(*stop, StopReason::EndTurn);

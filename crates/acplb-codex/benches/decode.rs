@@ -31,6 +31,7 @@ fn output(bytes: usize) -> String {
     line.repeat(bytes / line.len() + 1)
 }
 
+#[allow(clippy::needless_pass_by_value, reason = "call sites pass `json!` temporaries")]
 fn item(event: &str, item: serde_json::Value) -> String {
     json!({ "type": event, "item": item }).to_string()
 }
@@ -63,7 +64,7 @@ fn turn(n: usize, sizes: [usize; 5], lines: &mut Vec<String>) {
             "aggregated_output": "", "exit_code": null, "status": "in_progress"}),
         ));
         lines.push(item("item.completed", json!({"id": item_id, "type": "command_execution", "command": command,
-            "aggregated_output": output(size), "exit_code": (n + k) % 3, "status": if (n + k) % 3 == 0 { "completed" } else { "failed" }})));
+            "aggregated_output": output(size), "exit_code": (n + k) % 3, "status": if (n + k).is_multiple_of(3) { "completed" } else { "failed" }})));
     }
     let change = json!({"id": id(7), "type": "file_change", "status": "in_progress", "changes": [
         {"path": "/workspace/src/main.rs", "kind": "update"}, {"path": "/workspace/hello.txt", "kind": "add"}]});

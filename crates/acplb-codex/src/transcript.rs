@@ -52,11 +52,11 @@ impl Transcript {
     }
 
     pub(crate) fn stdout(&mut self, line: &str) {
-        self.timed("stdout", json!(line));
+        self.timed("stdout", &json!(line));
     }
 
     pub(crate) fn stderr(&mut self, line: &str) {
-        self.timed("stderr", json!(line));
+        self.timed("stderr", &json!(line));
     }
 
     pub(crate) fn exit(&mut self, status: ExitStatus) {
@@ -66,16 +66,16 @@ impl Transcript {
             (None, Some(signal)) => json!({ "signal": signal }),
             (None, None) => json!({}),
         };
-        self.timed("exit", v);
+        self.timed("exit", &v);
         self.flush();
     }
 
     pub(crate) fn cancelled(&mut self) {
-        self.timed("cancelled", json!(true));
+        self.timed("cancelled", &json!(true));
         self.flush();
     }
 
-    fn timed(&mut self, key: &str, value: serde_json::Value) {
+    fn timed(&mut self, key: &str, value: &serde_json::Value) {
         if self.file.is_some() {
             let ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
             self.write(&json!({ "t_ms": ms, key: value }));
