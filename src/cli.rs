@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// acplb (ACPLazyBridge) serves the Agent Client Protocol (v1) on stdio and drives the OpenAI
 /// Codex CLI as the coding agent. Editors (Zed, JetBrains, Neovim, acpx, ...) launch it with
@@ -11,25 +11,52 @@ use clap::{Parser, Subcommand};
 #[command(name = "acplb", version, about, long_about = None, after_help = AFTER_HELP)]
 pub(crate) struct Cli {
     /// The Codex binary (default: `$ACPLB_CODEX`, else `codex` on PATH).
-    #[arg(long, env = "ACPLB_CODEX", value_name = "PATH", global = true)]
+    #[arg(
+        long,
+        env = "ACPLB_CODEX",
+        value_name = "PATH",
+        global = true,
+        help_heading = "Global options"
+    )]
     pub codex: Option<PathBuf>,
 
     /// A Codex config override passed to every Codex run (repeatable), e.g. `-c model="gpt-5.5"`.
-    #[arg(short = 'c', long = "config", value_name = "KEY=VALUE", global = true)]
+    #[arg(
+        short = 'c',
+        long = "config",
+        value_name = "KEY=VALUE",
+        global = true,
+        help_heading = "Global options"
+    )]
     pub config: Vec<String>,
 
     /// Also write logs to this file (stderr always gets them, filtered by `RUST_LOG`).
-    #[arg(long, env = "ACPLB_LOG_FILE", value_name = "PATH", global = true)]
+    #[arg(
+        long,
+        env = "ACPLB_LOG_FILE",
+        value_name = "PATH",
+        global = true,
+        help_heading = "Global options"
+    )]
     pub log_file: Option<PathBuf>,
 
     /// Write every turn's raw Codex stream (timed stdout/stderr lines, exit status) as JSONL
     /// under this folder, one file per turn: what `playback record` and bug reports use.
-    #[arg(long, env = "ACPLB_TRANSCRIPT_DIR", value_name = "DIR", global = true)]
+    #[arg(
+        long,
+        env = "ACPLB_TRANSCRIPT_DIR",
+        value_name = "DIR",
+        global = true,
+        help_heading = "Global options"
+    )]
     pub transcript_dir: Option<PathBuf>,
 
-    /// The plugin pipeline (default: `$ACPLB_COMPOSER`, else `composer.toml` in the session's
-    /// workspace, else the user config dir).
-    #[arg(long, env = "ACPLB_COMPOSER", value_name = "PATH", global = true)]
+    /// The plugin pipeline, `composer.toml` (default: `$ACPLB_COMPOSER`, else `composer.toml`
+    /// in the session's workspace, else `~/.config/acplb/composer.toml`). A file named here or in
+    /// `$ACPLB_COMPOSER` is checked at startup: an error stops acplb.
+    // `$ACPLB_COMPOSER` is read by `pipelines::explicit_source`, not by clap, so `config check`
+    // can say which of the two named the file.
+    #[arg(long, value_name = "PATH", global = true, help_heading = "Global options")]
     pub composer: Option<PathBuf>,
 
     #[command(subcommand)]
@@ -42,11 +69,83 @@ pub(crate) enum Command {
     Serve,
     /// Check the Codex installation: where it is, its version, whether sandboxed commands run.
     Doctor,
+    /// Inspect acplb's configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
+    #[command(subcommand)]
+    Mcp(McpCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Show the plugin pipeline a session would get: which composer.toml, its plugins in order,
+    /// and every value with where it came from; or the error (file, line, hint), exiting 1.
+    #[command(after_help = CONFIG_CHECK_HELP)]
+    Check {
+        /// The session workspace to check for (default: the current directory); it decides
+        /// which `composer.toml` and `.atm.toml` are found.
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// Agent-team mail tools (atm_send, atm_read, atm_broadcast, atm_pending_count) for one
+    /// identity, over stdio. Honours `ATM_HOME` (else `HOME`): inboxes are under
+    /// `<ATM_HOME>/.claude/teams/<team>/inboxes/`.
+    Atm(AtmArgs),
+}
+
+/// Options of `acplb mcp atm`.
+#[derive(Debug, Args)]
+pub(crate) struct AtmArgs {
+    /// The sender identity (else `ATM_IDENTITY`, else `.atm.toml` `[core] identity`, else `codex`).
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+
+    /// The team (else `ATM_TEAM`, else `.atm.toml` `[core] default_team`, else `default`).
+    #[arg(long, value_name = "TEAM")]
+    pub team: Option<String>,
+
+    /// Where mail lives: Claude Code's team inbox files, or the `atm` CLI (ATM >= 1.2).
+    #[arg(long, value_enum, default_value_t = MailBackendArg::Files)]
+    pub backend: MailBackendArg,
+
+    /// Append every tool call to this JSONL audit log (secrets redacted).
+    #[arg(long, value_name = "PATH")]
+    pub audit: Option<PathBuf>,
+
+    /// The most messages one `atm_read` returns.
+    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_messages: u32,
+
+    /// Each message `atm_read` returns is cut to this many characters.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_message_length: u32,
+
+    /// Do not claim the identity lock: the acplb session that registered this server already
+    /// holds it (set by the `atm-mail` plugin after `atm-identity`).
+    #[arg(long)]
+    pub no_claim: bool,
+}
+
+/// `--backend` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum MailBackendArg {
+    /// Claude Code's team inbox files (interoperates with Claude Code and ATM <= 1.1).
+    Files,
+    /// The `atm` CLI, for ATM >= 1.2 whose mail lives in its daemon.
+    AtmCli,
 }
 
 const AFTER_HELP: &str = "\
 Modes (session/set_mode): read-only (default: Codex reads, never writes), auto (edits and
 commands inside the workspace sandbox), full-access (no sandbox).
+
+Plugins: a composer.toml lists plugins (atm-identity, atm-mail, audit) run for every session;
+see composer.toml.example and `acplb config check`.
 
 Environment: CODEX_HOME and every other variable pass through to Codex; RUST_LOG sets the log
 level (default warn on stderr). Stdout carries only the protocol.
@@ -55,4 +154,14 @@ Examples:
   acplb                         serve ACP on stdio (configure this command in your editor)
   acplb --codex ~/bin/codex     use a specific Codex binary
   acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
-  acplb doctor                  check the Codex installation";
+  acplb doctor                  check the Codex installation
+  acplb config check            show the plugin pipeline and where each value comes from";
+
+const CONFIG_CHECK_HELP: &str = "\
+Origins: `FILE:LINE` (a composer.toml value), `env ATM_IDENTITY` (and other variables),
+`.atm.toml (PATH)`, `default`.
+
+Examples:
+  acplb config check
+  acplb config check --composer team.toml
+  ACPLB_COMPOSER=team.toml acplb config check --workspace ~/src/project";

@@ -1,9 +1,16 @@
 //! `acplb`: serve the Agent Client Protocol over the OpenAI Codex CLI.
 #![deny(clippy::print_stdout)]
+#![allow(
+    clippy::doc_markdown,
+    reason = "doc comments here are clap help text, shown to users as written"
+)]
 
 mod cli;
 mod codex_path;
+mod config_check;
 mod doctor;
+mod mcp;
+mod pipelines;
 mod serve;
 
 use std::process::ExitCode;
@@ -28,6 +35,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None | Some(cli::Command::Serve) => serve::run(&cli).map(|()| true),
         Some(cli::Command::Doctor) => doctor::run(&cli),
+        Some(cli::Command::Config(cli::ConfigCommand::Check { ref workspace })) => {
+            config_check::run(&cli, workspace.as_deref())
+        }
+        Some(cli::Command::Mcp(cli::McpCommand::Atm(ref args))) => mcp::run_atm(args).map(|()| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -4,14 +4,22 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
-use acplb_core::plugin::NoPlugins;
 use acplb_core::runtime::{Server, ServerOptions};
 use anyhow::Context as _;
 
 use crate::cli::Cli;
 use crate::codex_path;
+use crate::pipelines;
 
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    // The composer file first: a bad one stops acplb before it serves anything.
+    let explicit = pipelines::explicit_source(cli.composer.as_deref());
+    let checked_now = explicit.is_some();
+    let plugins = pipelines::load(explicit)?;
+    if checked_now {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        pipelines::dry_build(&plugins, &cwd)?;
+    }
     let (program, found) = codex_path::resolve(cli.codex.as_deref());
     if found {
         tracing::info!(codex = %program.display(), "using codex");
@@ -27,7 +35,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let provider = Rc::new(CodexAdapter::new(options));
     let server = Server::new(
         provider,
-        Rc::new(NoPlugins),
+        Rc::new(plugins),
         ServerOptions {
             agent_name: "acplb".into(),
             agent_version: env!("CARGO_PKG_VERSION").into(),

@@ -4,12 +4,18 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::print_stderr,
-    clippy::print_stdout
+    clippy::print_stdout,
+    clippy::items_after_statements,
+    clippy::cast_possible_wrap,
+    clippy::trivially_copy_pass_by_ref,
+    reason = "tests fail loudly and read top to bottom"
 )]
 #![allow(unreachable_pub, clippy::missing_panics_doc, missing_debug_implementations)]
 
+mod atm;
 mod cli;
 mod codex;
+mod config;
 mod harness;
 mod lifecycle;
 mod live;

@@ -17,6 +17,7 @@ mod inbox;
 pub mod mail;
 pub mod mcp;
 pub mod names;
+pub mod plugins;
 mod proc;
 pub mod record;
 pub mod redact;

@@ -63,7 +63,11 @@ where
         client.run.error = Some(error);
     }
     // Whatever happened, the agent's stdin closes and the rest of its output is collected.
-    client.to_agent = None;
+    if let Some(mut w) = client.to_agent.take()
+        && let Err(e) = w.shutdown().await
+    {
+        tracing::debug!(error = %e, "closing the agent's stdin failed (it may be gone)");
+    }
     let deadline = Instant::now() + wait;
     while !client.eof {
         match client.next_line(deadline).await {
@@ -175,7 +179,10 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
             (Some(method), Some(id)) => self.answer(method, id).await,
             (Some("session/update"), None) => {
                 let update = value.pointer("/params/update");
-                if update.and_then(|u| u.get("sessionUpdate")).and_then(Value::as_str) == Some("tool_call")
+                if update
+                    .and_then(|u| u.get("sessionUpdate"))
+                    .and_then(Value::as_str)
+                    == Some("tool_call")
                     && let Some(title) = update.and_then(|u| u.get("title")).and_then(Value::as_str)
                 {
                     self.titles.push(title.to_owned());
@@ -257,7 +264,7 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
                         self.run.sessions.len()
                     )
                 })?;
-            out.replace_range(start..start + "<session-".len() + end + 1, &escaped(id));
+            out.replace_range(start..=start + "<session-".len() + end, &escaped(id));
         }
         Ok(out)
     }

@@ -74,7 +74,7 @@ impl PlaybackError {
 /// The 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
     let end = at.min(text.len());
-    text.as_bytes()[..end].iter().filter(|b| **b == b'\n').count() + 1
+    text.as_bytes()[..end].split(|b| *b == b'\n').count()
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
-//! The `playback` binary: tools for recording, replaying and checking acplb sessions (today: `mock-model`).
+//! The `playback` binary: record, replay, check and decode acplb sessions; serve the mock model
+//! and a tiny MCP server; and, when started as `codex`, stand in for Codex during a replay.
 
+mod as_codex;
+mod commands;
+
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use acplb_playback::mock_model::{MockConfig, MockModel, Script};
-use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Debug, Parser)]
 #[command(name = "playback", version, about = "Record, replay and check acplb sessions")]
@@ -17,8 +19,95 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Sit between an ACP client (this process's stdin/stdout) and a live acplb, pass bytes
+    /// through unchanged, and write the session as a scenario when the client disconnects.
+    Record(RecordArgs),
+    /// Replay a scenario through the real acplb, with playback standing in for Codex; print
+    /// acplb's normalized output.
+    Run(RunArgs),
+    /// Replay scenarios and compare with their expected output (unified diff on mismatch).
+    Check(CheckArgs),
+    /// Print the ACP notifications a Codex stream (`codex exec --json` stdout, or an acplb
+    /// transcript) produces, plus turn signals; no client, no Codex.
+    Decode(DecodeArgs),
     /// Serve a scripted mock of the Responses API (the model API Codex calls) on 127.0.0.1.
     MockModel(MockModelArgs),
+    /// Serve a tiny MCP server on stdio with tools `echo` and `fail`.
+    McpEcho,
+    /// Record the scenario corpus from the real Codex CLI against the mock model.
+    RecordCorpus(CorpusArgs),
+}
+
+#[derive(Debug, Args)]
+struct RecordArgs {
+    /// The scenario file to write.
+    #[arg(short, long, value_name = "FILE")]
+    out: PathBuf,
+    /// The scenario's name (default: the file stem).
+    #[arg(long)]
+    name: Option<String>,
+    /// The scenario's description.
+    #[arg(long, default_value = "")]
+    description: String,
+    /// The acplb command line, e.g. `-- target/debug/acplb -c model="gpt-5.5"`.
+    #[arg(last = true, required = true, value_name = "ACPLB COMMAND")]
+    command: Vec<OsString>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SpeedArg {
+    /// No delays (the order of Codex's lines is kept).
+    Max,
+    /// The recorded delays.
+    Real,
+}
+
+#[derive(Debug, Args)]
+struct ReplayArgs {
+    /// The acplb binary (default: `$ACPLB_BIN`, else next to playback, else on PATH).
+    #[arg(long, value_name = "PATH")]
+    acplb: Option<PathBuf>,
+    /// Longest wait for one response or for acplb's exit, in seconds.
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    timeout: u64,
+}
+
+#[derive(Debug, Args)]
+struct RunArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// How fast the stand-in prints Codex's lines.
+    #[arg(long, value_enum, default_value = "max")]
+    speed: SpeedArg,
+    #[command(flatten)]
+    replay: ReplayArgs,
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// Scenario files, or directories of `*.toml` scenarios.
+    #[arg(required = true, value_name = "FILE|DIR")]
+    paths: Vec<PathBuf>,
+    /// Rewrite each scenario's expected output with what the replay produced.
+    #[arg(long)]
+    bless: bool,
+    /// Scenarios replayed at once (default: the number of CPUs).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    replay: ReplayArgs,
+}
+
+#[derive(Debug, Args)]
+struct DecodeArgs {
+    /// A `codex exec --json` stdout capture, or an acplb transcript (`turn-N.jsonl`).
+    file: PathBuf,
+    /// The session's workspace (default: the transcript's, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Decode for a client that shows `notice` updates.
+    #[arg(long)]
+    notices: bool,
 }
 
 #[derive(Debug, Args)]
@@ -40,60 +129,48 @@ struct MockModelArgs {
     lifetime: Option<u64>,
 }
 
+#[derive(Debug, Args)]
+struct CorpusArgs {
+    /// Where the scenario files go.
+    #[arg(long, default_value = "_artifacts/tests/scenarios", value_name = "DIR")]
+    out: PathBuf,
+    /// Record only this scenario (repeatable).
+    #[arg(long, value_name = "NAME")]
+    only: Vec<String>,
+    /// List the scenarios and exit.
+    #[arg(long)]
+    list: bool,
+    /// The acplb binary (default: `$ACPLB_BIN`, else next to playback, else on PATH).
+    #[arg(long, value_name = "PATH")]
+    acplb: Option<PathBuf>,
+    /// The real Codex binary (default: `$ACPLB_CODEX_TEST_BIN`, else the pinned install).
+    #[arg(long, value_name = "PATH")]
+    codex: Option<PathBuf>,
+}
+
 fn main() -> ExitCode {
+    if let Some(code) = as_codex::run_if_codex() {
+        return code;
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::MockModel(args) => mock_model(args),
+        Command::Record(args) => commands::record(args),
+        Command::Run(args) => commands::run(&args),
+        Command::Check(args) => commands::check(&args),
+        Command::Decode(args) => commands::decode(args),
+        Command::MockModel(args) => commands::mock_model(args).map(|()| ExitCode::SUCCESS),
+        Command::McpEcho => commands::mcp_echo(),
+        Command::RecordCorpus(args) => commands::record_corpus(args),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
-            report(&format!("playback: {error:#}"));
+            commands::report(&format!("playback: {error:#}"));
             ExitCode::from(2)
         }
     }
-}
-
-fn mock_model(args: MockModelArgs) -> anyhow::Result<()> {
-    let mut script = Script::builtin();
-    if let Some(path) = &args.script {
-        script = script.layered_with(Script::load(path)?);
-    }
-    let mut config = MockConfig::default()
-        .with_port(args.port)
-        .with_script(script)
-        .with_delay(Duration::from_millis(args.delay_ms));
-    if let Some(log) = args.log {
-        config = config.with_log_file(log);
-    }
-    let handle = MockModel::start(config)?;
-    report(&format!("listening on {}", handle.base_url()));
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("failed to build the signal runtime")?;
-    runtime.block_on(async {
-        let lifetime = async {
-            match args.lifetime {
-                Some(secs) => tokio::time::sleep(Duration::from_secs(secs)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            signal = tokio::signal::ctrl_c() => signal.context("failed to wait for Ctrl-C"),
-            () = lifetime => Ok(()),
-        }
-    })?;
-    handle.shutdown();
-    Ok(())
-}
-
-/// The binary's own lines go to stderr: stdout stays free for a protocol, as everywhere in acplb.
-#[allow(clippy::print_stderr, reason = "the user-facing status line of a binary")]
-fn report(line: &str) {
-    eprintln!("{line}");
 }

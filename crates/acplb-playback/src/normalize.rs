@@ -1,7 +1,8 @@
 //! Normalization: what differs between two runs of the same session (session and thread ids,
-//! tool call ids, the workspace and other temporary paths, the home and playback paths) is
-//! replaced by placeholders such as `<session-1>`, `<thread-1>`, `<tool-1>`, `<cwd>`, `<tmp>`,
-//! so a replay's output compares byte for byte with a recording's.
+//! tool call ids, the workspace and other temporary paths, the home and playback paths,
+//! timestamps and durations) is replaced by placeholders such as `<session-1>`, `<thread-1>`,
+//! `<tool-1>`, `<cwd>`, `<tmp>`, `<time>`, `<duration>`, so a replay's output compares byte for
+//! byte with a recording's.
 
 use std::collections::HashMap;
 
@@ -51,10 +52,11 @@ impl Normalizer {
             return;
         }
         self.known.push((from, to.into()));
-        self.known.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.known.sort_by_key(|(from, _)| std::cmp::Reverse(from.len()));
     }
 
-    /// Normalizes free text: known strings first, then `<tmp-root>/<name>` → `<tmp>`.
+    /// Normalizes free text: known strings first, then `<tmp-root>/<name>` → `<tmp>`, then
+    /// RFC 3339 timestamps → `<time>`.
     pub fn text(&self, s: &str) -> String {
         let mut out = s.to_owned();
         for (from, to) in &self.known {
@@ -66,6 +68,9 @@ impl Normalizer {
             if out.contains(root.as_str()) {
                 out = replace_temp(&out, root);
             }
+        }
+        if out.contains('T') && out.contains(':') {
+            out = replace_timestamps(&out);
         }
         out
     }
@@ -87,9 +92,11 @@ impl Normalizer {
         match value {
             Value::String(s) if key == Some("toolCallId") => {
                 let next = format!("<tool-{}>", self.tool_ids.len() + 1);
-                *s = self.tool_ids.entry(s.clone()).or_insert(next).clone();
+                let placeholder = self.tool_ids.entry(std::mem::take(s)).or_insert(next);
+                s.push_str(placeholder);
             }
             Value::String(s) => *s = self.text(s),
+            Value::Number(_) if key.is_some_and(is_duration_key) => *value = "<duration>".into(),
             Value::Array(items) => {
                 for item in items {
                     self.value(item, None);
@@ -103,6 +110,62 @@ impl Normalizer {
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
+}
+
+/// Keys whose numbers measure time (`duration_ms`, `elapsedMs`, `t_ms`, `timestamp`, ...).
+fn is_duration_key(key: &str) -> bool {
+    let lower = key.to_ascii_lowercase();
+    key.ends_with("_ms")
+        || key.ends_with("Ms")
+        || lower.contains("duration")
+        || lower.contains("elapsed")
+        || lower == "timestamp"
+        || lower == "time"
+}
+
+/// Replaces `YYYY-MM-DDTHH:MM:SS[.frac][Z|±HH:MM]` with `<time>`.
+fn replace_timestamps(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut copied = 0;
+    let mut i = 0;
+    while i + 19 <= bytes.len() {
+        let Some(len) = timestamp_at(&bytes[i..]) else {
+            i += 1;
+            continue;
+        };
+        out.push_str(&s[copied..i]);
+        out.push_str("<time>");
+        i += len;
+        copied = i;
+    }
+    out.push_str(&s[copied..]);
+    out
+}
+
+/// The length of a timestamp starting at `b[0]`, if one does.
+fn timestamp_at(b: &[u8]) -> Option<usize> {
+    const SHAPE: &[u8; 19] = b"dddd-dd-ddTdd:dd:dd";
+    let fits = SHAPE.iter().zip(b).all(|(want, got)| match want {
+        b'd' => got.is_ascii_digit(),
+        other => other == got,
+    });
+    if !fits {
+        return None;
+    }
+    let mut len = 19;
+    if b.get(len) == Some(&b'.') {
+        let digits = b[len + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits > 0 {
+            len += 1 + digits;
+        }
+    }
+    match b.get(len) {
+        Some(b'Z') => len += 1,
+        Some(b'+' | b'-') if b.len() >= len + 6 && b[len + 3] == b':' => len += 6,
+        _ => {}
+    }
+    Some(len)
 }
 
 /// Replaces every occurrence of `from` that is not part of a longer name with `to`.
@@ -166,10 +229,18 @@ mod tests {
             ("/tmp/acplb-codex-abc/repo/README.md", "<cwd>/README.md"),
             ("/tmp/acplb-codex-abc/repo2", "<tmp>/repo2"),
             ("home /tmp/acplb-codex-abc/home/x", "home <tmp>/home/x"),
-            ("/root/.pyenv and /rootfs and /x/root", "<home>/.pyenv and /rootfs and /x/root"),
+            (
+                "/root/.pyenv and /rootfs and /x/root",
+                "<home>/.pyenv and /rootfs and /x/root",
+            ),
             ("under \"/tmp\" only", "under \"/tmp\" only"),
             ("s=0199-aaaa,", "s=<session-1>,"),
             ("s=0199-aaaab", "s=0199-aaaab"),
+            ("at 2026-11-22T04:56:03.451830Z ERROR x", "at <time> ERROR x"),
+            (
+                "2026-11-22T04:56:03+02:00 and 2026-11-22T04:56",
+                "<time> and 2026-11-22T04:56",
+            ),
         ];
         for (input, expected) in cases {
             assert_eq!(n.text(input), expected, "{input}");
@@ -188,7 +259,14 @@ mod tests {
         );
         let b = n.json_line(r#"{"toolCallId":"t2-item_0"}"#);
         let c = n.json_line(r#"{"toolCallId":"t1-item_2"}"#);
-        assert_eq!((b.as_str(), c.as_str()), (r#"{"toolCallId":"<tool-2>"}"#, r#"{"toolCallId":"<tool-1>"}"#));
+        assert_eq!(
+            (b.as_str(), c.as_str()),
+            (r#"{"toolCallId":"<tool-2>"}"#, r#"{"toolCallId":"<tool-1>"}"#)
+        );
         assert_eq!(n.json_line("not json /root"), "not json <home>");
+        assert_eq!(
+            n.json_line(r#"{"_meta":{"duration_ms":12,"elapsedMs":3,"items":4,"time":5}}"#),
+            r#"{"_meta":{"duration_ms":"<duration>","elapsedMs":"<duration>","items":4,"time":"<duration>"}}"#
+        );
     }
 }

@@ -20,6 +20,8 @@ pub struct Observed<'a> {
     pub threads: Vec<String>,
     /// The playback binary (it appears as the MCP server command).
     pub playback: Option<&'a Path>,
+    /// acplb's `$HOME`.
+    pub home: Option<String>,
 }
 
 /// The normalizer for a session: the placeholders of `dev-docs/scenarios.md`.
@@ -37,8 +39,8 @@ pub fn normalizer(seen: &Observed<'_>) -> Normalizer {
     if let Some(playback) = seen.playback {
         n.replace(playback.display().to_string(), "<playback>");
     }
-    if let Some(home) = std::env::var_os("HOME") {
-        n.replace(home.to_string_lossy().into_owned(), "<home>");
+    if let Some(home) = &seen.home {
+        n.replace(home.clone(), "<home>");
     }
     n
 }

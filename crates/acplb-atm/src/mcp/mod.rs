@@ -18,7 +18,7 @@ use crate::audit::AuditLog;
 use crate::env::{EnvSource, ProcessEnv};
 use crate::error::MailError;
 use crate::identity::{IdentityClaim, IdentityError, resolve};
-use crate::mail::MailBackend;
+use crate::mail::{MailBackend, ReadOptions};
 use crate::store::MailStore;
 use commit::CommitAfterWrite;
 
@@ -46,8 +46,15 @@ pub struct McpConfig {
     pub backend: Backend,
     /// The Claude root holding `teams/`; `$ATM_HOME/.claude` or `$HOME/.claude` when `None`.
     pub claude_root: Option<PathBuf>,
-    /// Append tool calls to the team's `audit.jsonl`.
-    pub audit: bool,
+    /// Append every tool call to this audit log (`audit.jsonl`); no audit when `None`.
+    pub audit: Option<PathBuf>,
+    /// The identity is already claimed by the process that registered this server (the
+    /// `atm-identity` plugin of an acplb session), so the server must not claim it again: a
+    /// second claim would find that live holder and send as `<identity>-2`.
+    pub identity_already_claimed: bool,
+    /// The most `atm_read` returns per call, and the length each message is cut to; the tool's
+    /// own arguments may ask for less, never more.
+    pub read_limits: ReadOptions,
 }
 
 /// Why the server could not start or stopped abnormally.
@@ -76,17 +83,20 @@ pub async fn serve_stdio(cfg: McpConfig) -> Result<(), McpError> {
         None => std::env::current_dir().map_err(|e| MailError::io("read current directory", ".", e))?,
     };
     let resolved = resolve(cfg.identity.as_deref(), cfg.team.as_deref(), &env, &workspace)?;
-    let sessions = crate::env::agent_sessions_dir(&env, &resolved.team).ok_or(IdentityError::NoHome)?;
-    let agent_id = format!("acplb:{}", uuid::Uuid::new_v4());
-    let claim = IdentityClaim::acquire(&sessions, &resolved.identity, &agent_id)?;
-    tracing::info!(identity = claim.name(), team = %resolved.team, backend = ?cfg.backend, "atm mcp server starting");
-    let backend = backend(&cfg, &env, claim.name(), &resolved.team)?;
-    let audit = if cfg.audit {
-        open_audit(&env, &resolved.team)
-    } else {
+    let claim = if cfg.identity_already_claimed {
         None
+    } else {
+        let sessions = crate::env::agent_sessions_dir(&env, &resolved.team).ok_or(IdentityError::NoHome)?;
+        let agent_id = format!("acplb:{}", uuid::Uuid::new_v4());
+        Some(IdentityClaim::acquire(&sessions, &resolved.identity, &agent_id)?)
     };
-    let server = AtmServer::new(backend, claim.name(), &resolved.team, audit);
+    let identity = claim
+        .as_ref()
+        .map_or(resolved.identity.as_str(), IdentityClaim::name);
+    tracing::info!(identity, team = %resolved.team, backend = ?cfg.backend, claimed_here = claim.is_some(), "atm mcp server starting");
+    let backend = backend(&cfg, &env, identity, &resolved.team)?;
+    let audit = cfg.audit.as_deref().and_then(open_audit);
+    let server = AtmServer::new(backend, identity, &resolved.team, audit).with_read_limits(cfg.read_limits);
     let result = serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await;
     drop(claim);
     result
@@ -133,8 +143,8 @@ fn backend(
     })
 }
 
-fn open_audit(env: &dyn EnvSource, team: &str) -> Option<AuditLog> {
-    AuditLog::for_team(env, team)
+fn open_audit(path: &std::path::Path) -> Option<AuditLog> {
+    AuditLog::open(path)
         .inspect_err(|error| tracing::warn!(%error, "audit log unavailable; continuing without it"))
         .ok()
 }

@@ -31,9 +31,9 @@ pub struct SendArgs {
 /// `atm_read` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ReadArgs {
-    /// At most this many messages, oldest first (default 10).
+    /// At most this many messages, oldest first (default and cap: the server's limit, 10 unless configured).
     pub max_messages: Option<usize>,
-    /// Each message is cut to this many characters, with a marker (default 4096).
+    /// Each message is cut to this many characters, with a marker (default and cap: the server's limit, 4096 unless configured).
     pub max_message_length: Option<usize>,
 }
 
@@ -57,6 +57,7 @@ pub struct AtmServer {
     identity: String,
     team: String,
     audit: Option<Arc<AuditLog>>,
+    read_limits: ReadOptions,
     pub(crate) pending: PendingReceipts,
     tool_router: ToolRouter<Self>,
 }
@@ -78,9 +79,17 @@ impl AtmServer {
             identity: identity.to_owned(),
             team: team.to_owned(),
             audit: audit.map(Arc::new),
+            read_limits: ReadOptions::default(),
             pending: PendingReceipts::default(),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Caps what one `atm_read` returns (the defaults are 10 messages of 4096 characters).
+    #[must_use]
+    pub fn with_read_limits(mut self, limits: ReadOptions) -> Self {
+        self.read_limits = limits;
+        self
     }
 
     pub(crate) fn backend(&self) -> Arc<dyn MailBackend> {
@@ -155,11 +164,15 @@ impl AtmServer {
         Parameters(args): Parameters<ReadArgs>,
         RequestId(id): RequestId,
     ) -> Result<String, String> {
-        let defaults = ReadOptions::default();
+        let limits = self.read_limits;
         let opts = ReadOptions {
-            max_messages: args.max_messages.unwrap_or(defaults.max_messages),
-            max_message_length: args.max_message_length.unwrap_or(defaults.max_message_length),
-            include_system: false,
+            max_messages: args
+                .max_messages
+                .map_or(limits.max_messages, |n| n.min(limits.max_messages)),
+            max_message_length: args
+                .max_message_length
+                .map_or(limits.max_message_length, |n| n.min(limits.max_message_length)),
+            include_system: limits.include_system,
         };
         let result = self.blocking(move |b| b.read(&opts)).await;
         let ids: Vec<String> = result

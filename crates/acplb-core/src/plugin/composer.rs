@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use super::registry::{ParamValue, PluginParams, Registry, closest};
+use super::registry::{ParamKind, ParamSpec, ParamValue, PluginParams, Registry, closest};
 
 /// Where the composer file was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -243,12 +243,8 @@ fn plugin_entry(
                 };
                 let plain = to_value(value.get_ref());
                 if !spec.kind.accepts(&plain) {
-                    let message = format!(
-                        "`{name}` of plugin `{id}` must be {}, not {}",
-                        spec.kind.name(),
-                        plain.type_str()
-                    );
-                    return Err(invalid(value_at, message, Some(spec.doc.to_owned())));
+                    let (message, hint) = wrong_value(id, spec, &plain);
+                    return Err(invalid(value_at, message, Some(hint)));
                 }
                 let origin = format!("{file}:{}", line_of(value_at));
                 params
@@ -263,6 +259,36 @@ fn plugin_entry(
         params,
         line: line_of(at),
     })
+}
+
+/// The message and hint for a value `spec` refuses.
+fn wrong_value(id: &str, spec: &ParamSpec, value: &toml::Value) -> (String, String) {
+    let name = spec.name;
+    match (spec.kind, value) {
+        (ParamKind::OneOf(allowed), toml::Value::String(given)) => {
+            let choices = allowed
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let hint = match closest(given, allowed.iter().copied()) {
+                Some(near) => format!("did you mean `{near}`? {}", spec.doc),
+                None => spec.doc.to_owned(),
+            };
+            (
+                format!("`{name}` of plugin `{id}` must be one of {choices}, not `{given}`"),
+                hint,
+            )
+        }
+        _ => (
+            format!(
+                "`{name}` of plugin `{id}` must be {}, not {}",
+                spec.kind.name(),
+                value.type_str()
+            ),
+            spec.doc.to_owned(),
+        ),
+    }
 }
 
 fn to_value(v: &DeValue<'_>) -> toml::Value {
@@ -290,7 +316,7 @@ fn to_value(v: &DeValue<'_>) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plugin::registry::{BuildContext, Built, ParamKind, ParamSpec, PluginFactory};
+    use crate::plugin::registry::{BuildContext, Built, PluginFactory};
 
     struct Fake;
     impl PluginFactory for Fake {
@@ -366,6 +392,51 @@ mod tests {
                 .starts_with("c.toml:3: `identity` of plugin `atm-identity` must be a string, not integer"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_value_outside_a_choice_is_refused_with_a_suggestion() {
+        struct Mail;
+        impl PluginFactory for Mail {
+            fn id(&self) -> &'static str {
+                "atm-mail"
+            }
+            fn description(&self) -> &'static str {
+                "test"
+            }
+            fn params(&self) -> &'static [ParamSpec] {
+                &[ParamSpec {
+                    name: "backend",
+                    kind: ParamKind::OneOf(&["files", "atm-cli"]),
+                    doc: "where mail lives",
+                }]
+            }
+            fn build(&self, _: &PluginParams, _: &BuildContext) -> Result<Built, String> {
+                Err("unused".into())
+            }
+        }
+        let reg = Registry::default().with(Mail);
+        let err = parse(
+            "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm_cli\"\n",
+            "c.toml",
+            &reg,
+        )
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(
+                "c.toml:3: `backend` of plugin `atm-mail` must be one of `files`, `atm-cli`, not `atm_cli`"
+            ),
+            "{msg}"
+        );
+        assert!(msg.contains("did you mean `atm-cli`?"), "{msg}");
+        let ok = parse(
+            "[[plugin]]\nid = \"atm-mail\"\nbackend = \"files\"\n",
+            "c.toml",
+            &reg,
+        )
+        .unwrap();
+        assert_eq!(ok[0].params.str("backend"), Some("files"));
     }
 
     #[test]

@@ -17,13 +17,16 @@ pub enum ParamKind {
     Integer,
     /// A list of strings.
     StringList,
+    /// One of these strings (e.g. a backend name); checked when the file is loaded, so a typo
+    /// fails with its line instead of when a session starts.
+    OneOf(&'static [&'static str]),
 }
 
 impl ParamKind {
     /// The TOML type name, for error messages.
     pub fn name(self) -> &'static str {
         match self {
-            ParamKind::String => "a string",
+            ParamKind::String | ParamKind::OneOf(_) => "a string",
             ParamKind::Bool => "a boolean",
             ParamKind::Integer => "an integer",
             ParamKind::StringList => "an array of strings",
@@ -36,6 +39,7 @@ impl ParamKind {
             | (ParamKind::Bool, toml::Value::Boolean(_))
             | (ParamKind::Integer, toml::Value::Integer(_)) => true,
             (ParamKind::StringList, toml::Value::Array(a)) => a.iter().all(toml::Value::is_str),
+            (ParamKind::OneOf(allowed), toml::Value::String(s)) => allowed.contains(&s.as_str()),
             _ => false,
         }
     }
@@ -108,6 +112,35 @@ pub struct BuildContext {
     pub cwd: PathBuf,
     /// The session id (empty for `config check`).
     pub session_id: String,
+    /// What the plugins before this one resolved, in order (filled in by
+    /// [`ComposerPipelines::build`](super::ComposerPipelines::build)): a plugin that builds on an
+    /// earlier one (mail on the identity, say) reads it here and can refuse a wrong order.
+    pub earlier: Vec<(String, Vec<Resolved>)>,
+}
+
+impl BuildContext {
+    /// The context of a session in `cwd`, before any plugin is built.
+    pub fn new(cwd: impl Into<PathBuf>, session_id: impl Into<String>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            session_id: session_id.into(),
+            earlier: Vec::new(),
+        }
+    }
+
+    /// The value `key` that the earlier plugin `plugin` resolved, if it was built.
+    pub fn earlier_value(&self, plugin: &str, key: &str) -> Option<&Resolved> {
+        self.earlier
+            .iter()
+            .filter(|(id, _)| id == plugin)
+            .flat_map(|(_, values)| values)
+            .find(|r| r.key == key)
+    }
+
+    /// Whether the plugin `plugin` was built before this one.
+    pub fn built_earlier(&self, plugin: &str) -> bool {
+        self.earlier.iter().any(|(id, _)| id == plugin)
+    }
 }
 
 /// A plugin instance plus the values it resolved.
@@ -212,5 +245,9 @@ mod tests {
         assert!(ParamKind::StringList.accepts(&toml::Value::Array(vec!["a".into()])));
         assert!(!ParamKind::StringList.accepts(&toml::Value::Array(vec![1.into()])));
         assert!(!ParamKind::Bool.accepts(&"true".into()));
+        let backend = ParamKind::OneOf(&["files", "atm-cli"]);
+        assert!(backend.accepts(&"atm-cli".into()));
+        assert!(!backend.accepts(&"sqlite".into()));
+        assert_eq!(backend.name(), "a string");
     }
 }

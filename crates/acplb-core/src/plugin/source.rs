@@ -68,15 +68,19 @@ impl ComposerPipelines {
         ctx: &BuildContext,
     ) -> Result<(Pipeline, Vec<PluginResolution>), ComposerError> {
         let mut entries = Vec::new();
-        let mut resolved = Vec::new();
+        // Each plugin sees what the ones before it resolved (and only those).
+        let mut ctx = BuildContext {
+            earlier: Vec::new(),
+            ..ctx.clone()
+        };
         for p in &config.plugins {
             let Some(factory) = self.registry.get(&p.id) else {
                 continue;
             };
             let _span = tracing::debug_span!("plugin", id = %p.id, hook = "build").entered();
-            match factory.build(&p.params, ctx) {
+            match factory.build(&p.params, &ctx) {
                 Ok(built) => {
-                    resolved.push((p.id.clone(), built.resolved));
+                    ctx.earlier.push((p.id.clone(), built.resolved));
                     entries.push(PluginEntry {
                         id: p.id.clone(),
                         required: p.required,
@@ -92,11 +96,11 @@ impl ComposerPipelines {
                     });
                 }
                 Err(message) => {
-                    tracing::warn!(plugin = %p.id, %message, "optional plugin could not start; skipped")
+                    tracing::warn!(plugin = %p.id, %message, "optional plugin could not start; skipped");
                 }
             }
         }
-        Ok((Pipeline::new(entries), resolved))
+        Ok((Pipeline::new(entries), ctx.earlier))
     }
 }
 
@@ -105,10 +109,7 @@ impl PipelineSource for ComposerPipelines {
         let Some(config) = self.config_for(cwd)? else {
             return Ok(Pipeline::default());
         };
-        let ctx = BuildContext {
-            cwd: cwd.to_owned(),
-            session_id: session_id.to_owned(),
-        };
+        let ctx = BuildContext::new(cwd, session_id);
         let (pipeline, _) = self.build(&config, &ctx)?;
         tracing::info!(session = session_id, plugins = ?pipeline.ids().collect::<Vec<_>>(), source = %config.source.path().display(), "plugin pipeline ready");
         Ok(pipeline)

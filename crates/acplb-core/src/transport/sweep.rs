@@ -6,6 +6,7 @@
 //! every process still carrying that entry is killed.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -20,18 +21,41 @@ pub(crate) fn new_marker() -> String {
     format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Kills every live process whose environment holds `MARKER_VAR=marker`; returns how many.
+/// Kills every live process whose environment holds `MARKER_VAR=marker` and waits (up to about
+/// a second) until they are gone; returns how many were killed.
 ///
 /// The processes are first frozen with `SIGSTOP`, pass after pass until no new one appears, so
-/// none can fork while it is being killed; then each gets `SIGKILL`.
+/// none can fork while it is being killed; then each gets `SIGKILL`. A killed process takes a
+/// moment to die, longer on a loaded machine, so the sweep waits for that and looks again.
 pub(crate) fn kill_marked(marker: &str) -> usize {
     let needle = format!("{MARKER_VAR}={marker}");
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut killed = 0;
+    loop {
+        let frozen = freeze_all(&needle);
+        if frozen.is_empty() {
+            return killed;
+        }
+        for pid in &frozen {
+            if kill(*pid, Signal::SIGKILL).is_ok() {
+                killed += 1;
+            }
+        }
+        while frozen.iter().any(|pid| alive(*pid)) {
+            if Instant::now() > deadline {
+                tracing::warn!(?frozen, "processes survived SIGKILL for a second");
+                return killed;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// Stops every marked process, repeating until a pass finds no new one.
+fn freeze_all(needle: &str) -> Vec<Pid> {
     let mut frozen: Vec<Pid> = Vec::new();
     for _ in 0..50 {
-        let fresh: Vec<Pid> = marked(&needle)
-            .into_iter()
-            .filter(|p| !frozen.contains(p))
-            .collect();
+        let fresh: Vec<Pid> = marked(needle).into_iter().filter(|p| !frozen.contains(p)).collect();
         if fresh.is_empty() {
             break;
         }
@@ -42,9 +66,10 @@ pub(crate) fn kill_marked(marker: &str) -> usize {
         }
     }
     frozen
-        .iter()
-        .filter(|pid| kill(**pid, Signal::SIGKILL).is_ok())
-        .count()
+}
+
+fn alive(pid: Pid) -> bool {
+    u32::try_from(pid.as_raw()).is_ok_and(|p| !is_zombie(p))
 }
 
 fn marked(needle: &str) -> Vec<Pid> {

@@ -11,8 +11,7 @@ use super::transcript::TranscriptRun;
 use crate::normalize::Normalizer;
 use crate::output::{self, Observed};
 use crate::scenario::{
-    Action, After, Answer, EventKind, ProviderEvent, ProviderRun, Scenario, Step, Workspace,
-    thread_started,
+    Action, After, Answer, EventKind, ProviderEvent, ProviderRun, Scenario, Step, Workspace, thread_started,
 };
 
 /// One thing that crossed the proxy, in order.
@@ -54,7 +53,11 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
     let threads: Vec<String> = rec
         .runs
         .iter()
-        .flat_map(|r| r.lines.iter().filter_map(|(_, l, out)| out.then(|| thread_started(l)).flatten()))
+        .flat_map(|r| {
+            r.lines
+                .iter()
+                .filter_map(|(_, l, out)| out.then(|| thread_started(l)).flatten())
+        })
         .fold(Vec::new(), |mut v, t| {
             if !v.contains(&t) {
                 v.push(t);
@@ -66,6 +69,7 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         sessions: sessions.clone(),
         threads: Vec::new(),
         playback: Some(rec.playback),
+        home: std::env::var("HOME").ok(),
     };
     // Provider lines keep Codex's real thread ids; everything else gets placeholders.
     let provider_norm = output::normalizer(&seen);
@@ -156,7 +160,10 @@ fn provider_run(
     let session = session_dirs
         .iter()
         .position(|d| *d == run.session_dir)
-        .map_or_else(|| format!("<session-{}>", run.session_dir), |i| format!("<session-{}>", i + 1));
+        .map_or_else(
+            || format!("<session-{}>", run.session_dir),
+            |i| format!("<session-{}>", i + 1),
+        );
     let mut events = Vec::with_capacity(run.lines.len());
     for (l, (t, line, is_stdout)) in run.lines.iter().enumerate() {
         if let Some(made) = effects.before_line.get(&(index, l)) {
@@ -168,7 +175,11 @@ fn provider_run(
                     },
                     other => other.clone(),
                 };
-                events.push(ProviderEvent { t_ms: *t, kind, line: 0 });
+                events.push(ProviderEvent {
+                    t_ms: *t,
+                    kind,
+                    line: 0,
+                });
             }
         }
         let text = norm.text(line);
@@ -177,7 +188,11 @@ fn provider_run(
         } else {
             EventKind::Stderr(text)
         };
-        events.push(ProviderEvent { t_ms: *t, kind, line: 0 });
+        events.push(ProviderEvent {
+            t_ms: *t,
+            kind,
+            line: 0,
+        });
     }
     ProviderRun {
         session,
@@ -215,7 +230,11 @@ fn client_side(parsed: &[(Option<Value>, &Captured)], norm: &Normalizer) -> (Vec
                         .find(|(id, _)| *id == v["id"])
                         .map_or_else(|| "?".to_owned(), |(_, m)| m.clone());
                     let result = v.get("result").unwrap_or(&Value::Null).to_string();
-                    answers.push(Answer { method, result: norm.text(&result), line: 0 });
+                    answers.push(Answer {
+                        method,
+                        result: norm.text(&result),
+                        line: 0,
+                    });
                     continue;
                 }
                 steps.push(Step {
@@ -281,7 +300,13 @@ fn acplb_args(args: &[String], norm: &Normalizer) -> Vec<String> {
 /// The directory name acplb gives a session's transcripts.
 fn sanitize(s: &str) -> String {
     s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect()
 }
 

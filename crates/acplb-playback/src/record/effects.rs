@@ -35,10 +35,11 @@ pub(crate) fn derive(agent: &[Value], runs: &[TranscriptRun], cwd: &str) -> Effe
     for message in agent {
         for (path, diff) in diffs_in(message) {
             let Some(rel) = relative(&path, cwd) else { continue };
-            if !effects.initial.contains_key(&rel) && !diffs.contains_key(&rel) {
-                if let Some(old) = &diff.old {
-                    effects.initial.insert(rel.clone(), old.clone());
-                }
+            if !effects.initial.contains_key(&rel)
+                && !diffs.contains_key(&rel)
+                && let Some(old) = &diff.old
+            {
+                effects.initial.insert(rel.clone(), old.clone());
             }
             diffs.entry(rel).or_default().push_back(diff);
         }
@@ -55,7 +56,10 @@ pub(crate) fn derive(agent: &[Value], runs: &[TranscriptRun], cwd: &str) -> Effe
                 let diff = diffs.get_mut(&rel).and_then(VecDeque::pop_front);
                 match (kind.as_str(), diff) {
                     ("delete", _) => made.push(EventKind::Delete { path: rel }),
-                    (_, Some(d)) => made.push(EventKind::Write { path: rel, text: d.new }),
+                    (_, Some(d)) => made.push(EventKind::Write {
+                        path: rel,
+                        text: d.new,
+                    }),
                     (_, None) => {}
                 }
             }
@@ -148,14 +152,25 @@ mod tests {
         let effects = derive(&[update], &[run(&[started, done])], "/w");
         assert_eq!(
             effects.initial,
-            BTreeMap::from([("README.md".into(), "old\n".into()), ("gone.txt".into(), "bye\n".into())])
+            BTreeMap::from([
+                ("README.md".into(), "old\n".into()),
+                ("gone.txt".into(), "bye\n".into())
+            ])
         );
         assert_eq!(
             effects.before_line[&(0, 1)],
             vec![
-                EventKind::Write { path: "README.md".into(), text: "new\n".into() },
-                EventKind::Write { path: "hello.txt".into(), text: "hi\n".into() },
-                EventKind::Delete { path: "gone.txt".into() },
+                EventKind::Write {
+                    path: "README.md".into(),
+                    text: "new\n".into()
+                },
+                EventKind::Write {
+                    path: "hello.txt".into(),
+                    text: "hi\n".into()
+                },
+                EventKind::Delete {
+                    path: "gone.txt".into()
+                },
             ]
         );
         assert_eq!(effects.before_line.len(), 1);

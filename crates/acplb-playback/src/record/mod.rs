@@ -37,14 +37,22 @@ pub struct RecordOptions {
 }
 
 /// Runs the proxy between the client (`client_in`, `client_out`) and acplb until the client
-/// disconnects or acplb exits, then writes the scenario; returns it.
-pub async fn record<I, O>(opts: &RecordOptions, client_in: I, client_out: O) -> Result<Scenario, PlaybackError>
+/// disconnects (or `disconnect` completes, e.g. on SIGTERM) or acplb exits, then writes the
+/// scenario; returns it.
+pub async fn record<I, O>(
+    opts: &RecordOptions,
+    client_in: I,
+    client_out: O,
+    disconnect: impl Future<Output = ()>,
+) -> Result<Scenario, PlaybackError>
 where
     I: AsyncRead + Unpin,
     O: AsyncWrite + Unpin,
 {
     let Some((program, args)) = opts.command.split_first() else {
-        return Err(PlaybackError::Session("no acplb command given after `--`".to_owned()));
+        return Err(PlaybackError::Session(
+            "no acplb command given after `--`".to_owned(),
+        ));
     };
     let transcripts = tempfile::Builder::new()
         .prefix("playback-record-")
@@ -56,6 +64,9 @@ where
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
+        // Its own group: a Ctrl-C in the terminal reaches only playback, which then closes
+        // acplb's stdin as a client would.
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|source| PlaybackError::Spawn {
@@ -65,7 +76,7 @@ where
     let (Some(to_agent), Some(from_agent)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(PlaybackError::Session("acplb's stdio was not piped".to_owned()));
     };
-    let captured = proxy(client_in, client_out, to_agent, from_agent).await?;
+    let captured = proxy(client_in, client_out, to_agent, from_agent, disconnect).await?;
     let exit = wait_exit(&mut child).await;
     let runs = transcript::read_all(transcripts.path())?;
     let scenario = build::scenario(&build::Recording {
@@ -94,6 +105,7 @@ async fn proxy<I, O, W, R>(
     mut client_out: O,
     to_agent: W,
     mut from_agent: R,
+    disconnect: impl Future<Output = ()>,
 ) -> Result<Vec<Captured>, PlaybackError>
 where
     I: AsyncRead + Unpin,
@@ -105,8 +117,15 @@ where
     let mut captured = Vec::new();
     let (mut from_client_lines, mut from_agent_lines) = (Lines::default(), Lines::default());
     let (mut up, mut down) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    let mut disconnect = std::pin::pin!(disconnect);
     loop {
         tokio::select! {
+            // Cancel-safe: a pinned future polled again resumes where it was.
+            () = &mut disconnect, if to_agent.is_some() => {
+                from_client_lines.finish(&mut captured, Captured::Client);
+                captured.push(Captured::ClientClosed);
+                to_agent = None;
+            }
             // Cancel-safe: a read that loses the race has taken no bytes.
             read = client_in.read(&mut up), if to_agent.is_some() => {
                 let n = read.map_err(PlaybackError::process("reading from the client"))?;
@@ -152,16 +171,14 @@ async fn write_all<W: AsyncWrite + Unpin>(w: &mut W, bytes: &[u8]) -> std::io::R
 }
 
 async fn wait_exit(child: &mut tokio::process::Child) -> Option<ExitStatus> {
-    match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(Ok(status)) => Some(status),
-        _ => {
-            tracing::warn!("acplb did not exit {EXIT_GRACE:?} after its stdin closed; killing it");
-            if let Err(e) = child.kill().await {
-                tracing::debug!(error = %e, "killing acplb failed");
-            }
-            None
-        }
+    if let Ok(Ok(status)) = tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+        return Some(status);
     }
+    tracing::warn!("acplb did not exit {EXIT_GRACE:?} after its stdin closed; killing it");
+    if let Err(e) = child.kill().await {
+        tracing::debug!(error = %e, "killing acplb failed");
+    }
+    None
 }
 
 /// Splits a byte stream into lines.

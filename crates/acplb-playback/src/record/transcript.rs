@@ -24,7 +24,8 @@ pub(crate) struct TranscriptRun {
     pub(crate) lines: Vec<(u64, String, bool)>,
     /// How it ended.
     pub(crate) end: End,
-    created: SystemTime,
+    /// When the file was made (the order runs started in).
+    pub(crate) created: SystemTime,
 }
 
 /// Every transcript under `dir`, in the order the runs started.
@@ -48,9 +49,7 @@ pub(crate) fn read_all(dir: &Path) -> Result<Vec<TranscriptRun>, PlaybackError> 
             runs.push(read(&file.path(), session_dir.clone(), turn)?);
         }
     }
-    runs.sort_by(|a, b| {
-        (a.created, &a.session_dir, a.turn).cmp(&(b.created, &b.session_dir, b.turn))
-    });
+    runs.sort_by(|a, b| (a.created, &a.session_dir, a.turn).cmp(&(b.created, &b.session_dir, b.turn)));
     Ok(runs)
 }
 

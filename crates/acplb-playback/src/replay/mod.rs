@@ -65,7 +65,10 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     let args: Vec<String> = scenario
         .acplb_args
         .iter()
-        .map(|a| a.replace("<cwd>", &subst.cwd).replace("<playback>", &subst.playback))
+        .map(|a| {
+            a.replace("<cwd>", &subst.cwd)
+                .replace("<playback>", &subst.playback)
+        })
         .collect();
     let mut command = tokio::process::Command::new(&opts.acplb);
     command
@@ -74,8 +77,10 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
         .args(&args)
         .current_dir(dir.cwd())
         .env(standin::STATE_DIR_VAR, dir.state())
-        .env("CODEX_HOME", dir.home())
-        .env("XDG_CONFIG_HOME", dir.home())
+        // A home of its own: no user config (composer, Codex, agent teams) reaches acplb.
+        .env("HOME", dir.home())
+        .env("CODEX_HOME", dir.home().join(".codex"))
+        .env("XDG_CONFIG_HOME", dir.home().join(".config"))
         .env(
             "RUST_LOG",
             std::env::var("PLAYBACK_ACPLB_LOG").unwrap_or_else(|_| ACPLB_LOG.to_owned()),
@@ -95,7 +100,15 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(PlaybackError::Session("acplb's stdio was not piped".to_owned()));
     };
-    let run = client::drive(&scenario.client, &scenario.answers, &subst, stdin, stdout, opts.wait).await;
+    let run = client::drive(
+        &scenario.client,
+        &scenario.answers,
+        &subst,
+        stdin,
+        stdout,
+        opts.wait,
+    )
+    .await;
     let status = wait_exit(&mut child, opts.wait).await;
     let acplb_stderr = stderr.lock().map(|s| s.clone()).unwrap_or_default();
 
@@ -104,6 +117,7 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
         sessions: run.sessions.clone(),
         threads: scenario.thread_ids(),
         playback: Some(&opts.playback),
+        home: Some(dir.home().display().to_string()),
     };
     let mut norm = output::normalizer(&seen);
     let mut lines: Vec<String> = run.received.iter().map(|l| norm.json_line(l)).collect();
@@ -149,13 +163,11 @@ fn collect_stderr(child: &mut tokio::process::Child) -> Arc<Mutex<String>> {
 
 /// Waits for acplb to exit after its stdin closed; kills it past `limit` (`None` then).
 async fn wait_exit(child: &mut tokio::process::Child, limit: Duration) -> Option<ExitStatus> {
-    match tokio::time::timeout(limit, child.wait()).await {
-        Ok(Ok(status)) => Some(status),
-        _ => {
-            if let Err(e) = child.kill().await {
-                tracing::debug!(error = %e, "killing acplb failed");
-            }
-            None
-        }
+    if let Ok(Ok(status)) = tokio::time::timeout(limit, child.wait()).await {
+        return Some(status);
     }
+    if let Err(e) = child.kill().await {
+        tracing::debug!(error = %e, "killing acplb failed");
+    }
+    None
 }

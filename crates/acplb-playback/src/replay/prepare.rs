@@ -43,7 +43,12 @@ pub(super) fn prepare(
         .tempdir()
         .map_err(PlaybackError::io(std::env::temp_dir()))?;
     let replay = ReplayDir { dir };
-    for d in [replay.cwd(), replay.home(), replay.state(), replay.dir.path().join("bin")] {
+    for d in [
+        replay.cwd(),
+        replay.home(),
+        replay.state(),
+        replay.dir.path().join("bin"),
+    ] {
         std::fs::create_dir_all(&d).map_err(PlaybackError::io(&d))?;
     }
     let codex = replay.codex();

@@ -47,9 +47,7 @@ pub fn warnings(scenario: &Scenario) -> Vec<Warning> {
                     Some(t) if KNOWN_EVENT_TYPES.contains(&t) => {}
                     Some(t) => out.push(Warning {
                         line: event.line,
-                        message: format!(
-                            "codex run {n}: unknown event type `{t}` (acplb should ignore it)"
-                        ),
+                        message: format!("codex run {n}: unknown event type `{t}` (acplb should ignore it)"),
                     }),
                     None => out.push(Warning {
                         line: event.line,

@@ -6,6 +6,8 @@
 
 pub mod lint;
 mod raw;
+
+pub(crate) use raw::is_relative_inside;
 pub mod toml_out;
 
 use std::collections::BTreeMap;

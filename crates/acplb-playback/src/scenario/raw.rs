@@ -227,7 +227,9 @@ fn after(cx: &Ctx<'_>, span: &Range<usize>, raw: AfterToml) -> Result<After, Pla
             let id = serde_json::to_value(&id)
                 .ok()
                 .filter(|v| v.is_number() || v.is_string())
-                .ok_or_else(|| cx.invalid(span, "`after.response` must be a request id (number or string)"))?;
+                .ok_or_else(|| {
+                    cx.invalid(span, "`after.response` must be a request id (number or string)")
+                })?;
             Ok(After::Response(id))
         }
         (None, Some(title), None) => Ok(After::ToolCall(title)),

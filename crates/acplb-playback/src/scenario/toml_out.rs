@@ -160,9 +160,7 @@ pub fn quote(s: &str) -> String {
 
 /// A file's text: a multi-line literal string when it reads well that way.
 fn quote_text(s: &str) -> String {
-    let plain = !s
-        .chars()
-        .any(|c| c.is_control() && c != '\t' && c != '\n');
+    let plain = !s.chars().any(|c| c.is_control() && c != '\t' && c != '\n');
     if plain && s.contains('\n') && !s.contains("'''") && !s.starts_with('\'') && !s.ends_with('\'') {
         format!("'''\n{s}'''")
     } else {

@@ -5,7 +5,7 @@
 //!
 //! Ordering across the two pipes: acplb reads stdout and stderr concurrently, so two lines
 //! written back to back on different pipes may be read in either order. Before a line on the
-//! other pipe (and before a file change, see [`plan`]) the stand-in therefore writes one line at
+//! other pipe (and before a file change) the stand-in therefore writes one line at
 //! a time and waits until acplb has read each ([`pipe::FdPipe::wait_drained`]): a read of a
 //! pipe holding exactly one line hands that line on at once, so the order is the recorded one.
 
@@ -151,7 +151,11 @@ pub fn run(dir: &Path, argv: Vec<String>) -> Result<Exit, PlaybackError> {
 fn claim(dir: &Path) -> Result<usize, PlaybackError> {
     for n in 1..100_000 {
         let path = dir.join("claims").join(n.to_string());
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
             Ok(_) => return Ok(n),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(PlaybackError::io(path)(e)),
@@ -162,7 +166,8 @@ fn claim(dir: &Path) -> Result<usize, PlaybackError> {
 
 async fn play_until_signal(state: &State, run: &ProviderRun) -> Result<Exit, PlaybackError> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut sigint = signal(SignalKind::interrupt()).map_err(PlaybackError::process("listening for SIGINT"))?;
+    let mut sigint =
+        signal(SignalKind::interrupt()).map_err(PlaybackError::process("listening for SIGINT"))?;
     let mut sigterm =
         signal(SignalKind::terminate()).map_err(PlaybackError::process("listening for SIGTERM"))?;
     let mut out = FdPipe::stdout();
@@ -247,7 +252,8 @@ async fn play(
             }
         }
     }
-    out.flush().map_err(PlaybackError::process("writing codex output"))?;
+    out.flush()
+        .map_err(PlaybackError::process("writing codex output"))?;
     match run.end {
         End::Exit(code) => Ok(Exit::Code(code)),
         End::Signal(signal) => Ok(Exit::Signal(signal)),

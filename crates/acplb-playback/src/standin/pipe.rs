@@ -63,7 +63,10 @@ impl FdPipe {
 }
 
 /// Bytes written to the pipe `fd` and not read yet (`FIONREAD`), `None` when `fd` is no pipe.
-#[allow(unsafe_code, reason = "FIONREAD has no safe wrapper in the workspace's dependencies")]
+#[allow(
+    unsafe_code,
+    reason = "FIONREAD has no safe wrapper in the workspace's dependencies"
+)]
 fn unread_bytes(fd: RawFd) -> Option<usize> {
     let mut n: libc::c_int = 0;
     // SAFETY: FIONREAD writes one c_int through the pointer, which points at `n`, a live,
@@ -74,7 +77,9 @@ fn unread_bytes(fd: RawFd) -> Option<usize> {
 
 impl std::fmt::Debug for FdPipe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("FdPipe").field("fd", &self.fd).finish_non_exhaustive()
+        f.debug_struct("FdPipe")
+            .field("fd", &self.fd)
+            .finish_non_exhaustive()
     }
 }
 

@@ -2,7 +2,13 @@
 // Test helpers outside `#[test]` functions panic on purpose, like the tests themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod bad_input;
+mod bins;
 mod cli;
 mod codex_exec;
+mod corpus;
+mod mcp_echo;
 mod mock_http;
+mod record;
+mod standin;
 mod util;

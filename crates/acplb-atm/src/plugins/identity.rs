@@ -1,0 +1,195 @@
+//! `atm-identity`: who the session is in its agent team. Resolves and claims the identity,
+//! exports it to Codex, and adds a fresh `<session-context>` block to every turn.
+
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use acplb_core::plugin::registry::{
+    BuildContext, Built, ParamKind, ParamSpec, PluginFactory, PluginParams, Resolved,
+};
+use acplb_core::plugin::{Plugin, PromptContext, SessionStart};
+use acplb_core::provider::TurnRequest;
+
+use super::{ATM_IDENTITY, ATM_MAIL, AUDIT, Layered, add_turn_note, origin_of, set_start_var, vars};
+use crate::context::session_context;
+use crate::env::EnvSource;
+use crate::identity::{IdentityClaim, ResolvedIdentity, resolve};
+
+const PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "identity",
+        kind: ParamKind::String,
+        doc: "the agent name (else `ATM_IDENTITY`, else `[core] identity` of `.atm.toml`, else `codex`)",
+    },
+    ParamSpec {
+        name: "team",
+        kind: ParamKind::String,
+        doc: "the team (else `ATM_TEAM`, else `[core] default_team` of `.atm.toml`, else `default`)",
+    },
+    ParamSpec {
+        name: "atm_home",
+        kind: ParamKind::String,
+        doc: "ATM's home directory, holding `.claude/teams` and `.config/atm` (else `ATM_HOME`, else `HOME`)",
+    },
+];
+
+/// Builds [`AtmIdentity`] plugins.
+pub struct AtmIdentityFactory {
+    env: Rc<dyn EnvSource>,
+}
+
+impl std::fmt::Debug for AtmIdentityFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AtmIdentityFactory")
+    }
+}
+
+impl AtmIdentityFactory {
+    /// A factory resolving against `env`.
+    pub fn new(env: Rc<dyn EnvSource>) -> Self {
+        Self { env }
+    }
+}
+
+impl PluginFactory for AtmIdentityFactory {
+    fn id(&self) -> &'static str {
+        ATM_IDENTITY
+    }
+
+    fn description(&self) -> &'static str {
+        "claims the session's agent-team identity, exports ATM_IDENTITY/ATM_TEAM to Codex and adds a <session-context> block to every turn"
+    }
+
+    fn params(&self) -> &'static [ParamSpec] {
+        PARAMS
+    }
+
+    fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String> {
+        if let Some(later) = [ATM_MAIL, AUDIT].into_iter().find(|id| ctx.built_earlier(id)) {
+            return Err(format!(
+                "`{ATM_IDENTITY}` must come before `{later}` in composer.toml: `{later}` needs the claimed identity"
+            ));
+        }
+        let home_param = params
+            .str("atm_home")
+            .map(|h| (vars::HOME.to_owned(), h.to_owned()));
+        let overlay: Vec<(String, String)> = home_param.iter().cloned().collect();
+        let env = Layered {
+            first: &overlay,
+            then: self.env.as_ref(),
+        };
+        let resolved =
+            resolve(params.str("identity"), params.str("team"), &env, &ctx.cwd).map_err(|e| e.to_string())?;
+        let sessions_dir = crate::env::agent_sessions_dir(&env, &resolved.team).ok_or_else(|| {
+            "cannot place the identity lock: set `atm_home`, `ATM_HOME` or `HOME`".to_owned()
+        })?;
+        let home_origin = if home_param.is_some() {
+            params.origin("atm_home").unwrap_or("composer.toml").to_owned()
+        } else if env.var(vars::HOME).is_some() {
+            "env ATM_HOME".to_owned()
+        } else {
+            "env HOME".to_owned()
+        };
+        let home = crate::env::atm_home(&env).unwrap_or_default();
+        let identity_origin = origin_of(
+            &resolved.identity_source,
+            params.origin("identity"),
+            vars::IDENTITY,
+        );
+        let report = vec![
+            Resolved {
+                key: "identity".into(),
+                value: resolved.identity.clone(),
+                origin: identity_origin.clone(),
+            },
+            Resolved {
+                key: "team".into(),
+                value: resolved.team.clone(),
+                origin: origin_of(&resolved.team_source, params.origin("team"), vars::TEAM),
+            },
+            Resolved {
+                key: "atm_home".into(),
+                value: home.display().to_string(),
+                origin: home_origin,
+            },
+            Resolved {
+                key: "lock".into(),
+                value: sessions_dir
+                    .join(format!("{}.lock", resolved.identity))
+                    .display()
+                    .to_string(),
+                origin: "derived; `<identity>-2`, `-3`, ... when a live session holds it".into(),
+            },
+        ];
+        Ok(Built {
+            plugin: Box::new(AtmIdentity {
+                resolved,
+                identity_origin,
+                sessions_dir,
+                exported_home: params.str("atm_home").map(str::to_owned),
+                claim: RefCell::new(None),
+                delivered: RefCell::new(None),
+            }),
+            resolved: report,
+        })
+    }
+}
+
+/// The identity of one session: the claim lives as long as the session's pipeline.
+#[derive(Debug)]
+pub struct AtmIdentity {
+    resolved: ResolvedIdentity,
+    identity_origin: String,
+    sessions_dir: PathBuf,
+    exported_home: Option<String>,
+    claim: RefCell<Option<IdentityClaim>>,
+    /// The block the model last received.
+    delivered: RefCell<Option<String>>,
+}
+
+impl AtmIdentity {
+    /// The claimed name once the session started, else the requested one.
+    fn name(&self) -> String {
+        self.claim
+            .borrow()
+            .as_ref()
+            .map_or_else(|| self.resolved.identity.clone(), |c| c.name().to_owned())
+    }
+}
+
+impl Plugin for AtmIdentity {
+    fn session_start(&self, start: &mut SessionStart) -> Result<(), String> {
+        let agent_id = format!("acplb:{}", start.session_id);
+        let claim = IdentityClaim::acquire(&self.sessions_dir, &self.resolved.identity, &agent_id)
+            .map_err(|e| e.to_string())?;
+        tracing::info!(
+            session = %start.session_id,
+            identity = claim.name(),
+            requested = %self.resolved.identity,
+            // `env ATM_IDENTITY` here may be the launcher's own name (see ADR 0005).
+            from = %self.identity_origin,
+            team = %self.resolved.team,
+            lock = %claim.path().display(),
+            "atm identity claimed"
+        );
+        set_start_var(start, vars::IDENTITY, claim.name());
+        set_start_var(start, vars::TEAM, &self.resolved.team);
+        if let Some(home) = &self.exported_home {
+            set_start_var(start, vars::HOME, home);
+        }
+        *self.claim.borrow_mut() = Some(claim);
+        Ok(())
+    }
+
+    fn prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {
+        // Computed now, not at session start: a branch switched between prompts shows up.
+        let block = session_context(&self.name(), &self.resolved.team, &ctx.cwd);
+        // A resumed thread still shows the model the block of its first turn (see
+        // `add_turn_note`), so a changed block also rides in the prompt.
+        let changed = self.delivered.borrow().as_deref() != Some(block.as_str());
+        *self.delivered.borrow_mut() = Some(block.clone());
+        add_turn_note(ctx, turn, block, changed);
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+//! `playback record` end to end: a live session through the real Codex (via `record-corpus`),
+//! and a client that only initializes, each replayed afterwards by `check`.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+
+use acplb_playback::mock_model::codex_env::codex_binary;
+use acplb_playback::scenario::{Action, After, Scenario};
+
+use crate::bins::{PLAYBACK, acplb, playback, text};
+
+#[test]
+fn a_live_recording_through_real_codex_replays_identically() {
+    let codex = codex_binary().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(PLAYBACK)
+        .args([
+            "record-corpus",
+            "--only",
+            "shell",
+            "--only",
+            "patch-add-update",
+            "--out",
+        ])
+        .arg(dir.path())
+        .arg("--acplb")
+        .arg(acplb())
+        .arg("--codex")
+        .arg(&codex)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let shell = Scenario::load(&dir.path().join("shell.toml")).unwrap();
+    assert_eq!(shell.codex.len(), 1);
+    assert!(
+        shell.expect.iter().any(|l| l.contains(r#""title":"ls -la""#)),
+        "{:?}",
+        shell.expect
+    );
+    let patch = Scenario::load(&dir.path().join("patch-add-update.toml")).unwrap();
+    assert_eq!(
+        patch.workspace.files.get("README.md").map(String::as_str),
+        Some("# demo repo\n")
+    );
+    let check = playback(&["check", dir.path().to_str().unwrap()]);
+    assert!(check.status.success(), "{:?}", text(&check));
+    assert!(
+        text(&check).0.contains("2 passed, 0 failed"),
+        "{:?}",
+        text(&check)
+    );
+}
+
+#[test]
+fn record_passes_bytes_through_and_writes_on_disconnect() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("init.toml");
+    let mut child = Command::new(PLAYBACK)
+        .args(["record", "--description", "initialize only", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(acplb())
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let request = r#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":1}}"#;
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(format!("{request}\n").as_bytes()).unwrap();
+    // Bytes pass through at once: the answer arrives while the client is still connected.
+    let mut stdout = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut stdout)
+        .unwrap();
+    assert!(
+        stdout.starts_with(r#"{"jsonrpc":"2.0","id":"a","result":{"protocolVersion":1"#),
+        "{stdout}"
+    );
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+
+    let scenario = Scenario::load(&out).unwrap();
+    assert_eq!(scenario.name, "init");
+    assert_eq!(scenario.description, "initialize only");
+    assert_eq!(scenario.client[0].action, Action::Send(request.to_owned()));
+    // The client disconnected once the answer came back.
+    assert_eq!(scenario.client.len(), 2);
+    assert_eq!(
+        scenario.client[1].after,
+        Some(After::Response(serde_json::json!("a")))
+    );
+    assert_eq!(scenario.client[1].action, Action::Close);
+    assert_eq!(scenario.expect.len(), 2, "{:?}", scenario.expect);
+    assert_eq!(scenario.expect[0], stdout.trim_end());
+    let check = playback(&["check", out.to_str().unwrap()]);
+    assert!(check.status.success(), "{:?}", text(&check));
+}
+
+#[test]
+fn a_terminated_recorder_still_writes_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("term.toml");
+    let mut child = Command::new(PLAYBACK)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(acplb())
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":1}}\n",
+        )
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let scenario = Scenario::load(&out).unwrap();
+    assert_eq!(scenario.client.last().unwrap().action, Action::Close);
+    assert_eq!(scenario.expect.last().unwrap(), r#"{"acplb_exit":{"code":0}}"#);
+    drop(stdin);
+}

@@ -1,0 +1,39 @@
+//! The plugin pipeline as the binary sets it up: which composer file was named (`--composer`,
+//! else `ACPLB_COMPOSER`), validated against the built-in plugins before anything starts.
+
+use std::path::{Path, PathBuf};
+
+use acplb_core::plugin::ComposerPipelines;
+use acplb_core::plugin::composer::{self, ComposerError, Source};
+use acplb_core::plugin::registry::BuildContext;
+
+/// The composer file named by the flag, else by `$ACPLB_COMPOSER`.
+pub(crate) fn explicit_source(flag: Option<&Path>) -> Option<Source> {
+    if let Some(path) = flag {
+        return Some(Source::Flag(path.to_owned()));
+    }
+    std::env::var_os("ACPLB_COMPOSER")
+        .filter(|v| !v.is_empty())
+        .map(|v| Source::Env(PathBuf::from(v)))
+}
+
+/// The user config dir (`$XDG_CONFIG_HOME`, else `~/.config`).
+pub(crate) fn user_config_dir() -> Option<PathBuf> {
+    composer::user_config_dir(|key| std::env::var(key).ok())
+}
+
+/// The built-in plugins over `explicit` (validated now) or, per session, the workspace's or
+/// the user's composer file.
+pub(crate) fn load(explicit: Option<Source>) -> Result<ComposerPipelines, ComposerError> {
+    ComposerPipelines::new(acplb_atm::plugins::registry(), explicit, user_config_dir())
+}
+
+/// Builds the explicit file's plugins once for `cwd` and drops them: building only resolves
+/// values, so this touches nothing, and a required plugin that cannot start (a bad limit, no
+/// home directory, a wrong order) stops acplb now instead of failing every session.
+pub(crate) fn dry_build(pipelines: &ComposerPipelines, cwd: &Path) -> Result<(), ComposerError> {
+    if let Some(config) = pipelines.config_for(cwd)? {
+        pipelines.build(&config, &BuildContext::new(cwd, ""))?;
+    }
+    Ok(())
+}
