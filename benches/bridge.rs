@@ -46,7 +46,10 @@ impl Bridge {
     }
 
     /// Sends a request and returns the result once its response arrives, skipping notifications.
-    #[allow(clippy::needless_pass_by_value, reason = "call sites pass `json!` temporaries")]
+    #[allow(
+        clippy::needless_pass_by_value,
+        reason = "call sites pass `json!` temporaries"
+    )]
     fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
         let id = self.next_id;
         self.next_id += 1;

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use agent_client_protocol::v1::schema::{ContentBlock, PromptRequest, StopReason, TextContent};
+use agent_client_protocol::v1::schema::{ContentBlock, StopReason, TextContent};
 
 use crate::harness::{open_session, prompt};
 use crate::live::{Live, assert_end_turn, set_mode};
@@ -10,14 +10,9 @@ use crate::live::{Live, assert_end_turn, set_mode};
 #[tokio::test]
 async fn plain_answer_streams_thought_and_message_with_usage() {
     let mut live = Live::start();
-    let ws = live.workspace();
     let updates = live.updates.clone();
     let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:plain Say hello").await
-        })
+        .one_text_turn("read-only", "scenario:plain Say hello")
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
@@ -40,14 +35,9 @@ async fn plain_answer_streams_thought_and_message_with_usage() {
 #[tokio::test]
 async fn shell_command_becomes_a_tool_call_with_output() {
     let mut live = Live::start();
-    let ws = live.workspace();
     let updates = live.updates.clone();
     let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:shell list the files").await
-        })
+        .one_text_turn("read-only", "scenario:shell list the files")
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
@@ -74,14 +64,9 @@ async fn shell_command_becomes_a_tool_call_with_output() {
 #[tokio::test]
 async fn failing_command_is_a_failed_tool_call_with_exit_code() {
     let mut live = Live::start();
-    let ws = live.workspace();
     let updates = live.updates.clone();
     let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:fail run it").await
-        })
+        .one_text_turn("read-only", "scenario:fail run it")
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
@@ -160,11 +145,7 @@ async fn patch_refused_in_read_only_mode_is_a_failed_edit_not_silence() {
     let ws = live.workspace();
     let updates = live.updates.clone();
     let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:patch edit the files").await
-        })
+        .one_text_turn("read-only", "scenario:patch edit the files")
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
@@ -188,14 +169,9 @@ async fn patch_refused_in_read_only_mode_is_a_failed_edit_not_silence() {
 #[tokio::test]
 async fn plans_reach_the_editor() {
     let mut live = Live::start();
-    let ws = live.workspace();
     let updates = live.updates.clone();
     let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:plan make a plan").await
-        })
+        .one_text_turn("read-only", "scenario:plan make a plan")
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
@@ -239,16 +215,7 @@ async fn http_500_is_an_error_then_the_next_prompt_works() {
 #[tokio::test]
 async fn http_401_asks_for_authentication() {
     let mut live = Live::start();
-    let ws = live.workspace();
-    let updates = live.updates.clone();
-    let result = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            Ok(prompt(&cx, &s.session_id, "scenario:http401 hi").await)
-        })
-        .await
-        .unwrap();
+    let result = live.one_text_turn("read-only", "scenario:http401 hi").await;
     let err = result.unwrap_err();
     assert_eq!(i32::from(err.code), -32000, "{err:?}");
     let data = err.data.unwrap().to_string();
@@ -299,23 +266,12 @@ async fn three_turn_conversation_resumes_the_same_thread() {
 #[tokio::test]
 async fn a_one_megabyte_prompt_with_context_reaches_the_model_whole() {
     let mut live = Live::start();
-    let ws = live.workspace();
-    let updates = live.updates.clone();
     let big = "x".repeat(1_000_000);
     let blocks: Vec<ContentBlock> = vec![
         ContentBlock::Text(TextContent::new("scenario:plain")),
         ContentBlock::Text(TextContent::new(big)),
     ];
-    let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            cx.send_request(PromptRequest::new(s.session_id.clone(), blocks))
-                .block_task()
-                .await
-        })
-        .await
-        .unwrap();
+    let resp = live.one_turn("read-only", blocks).await.unwrap();
     assert_end_turn(&resp.stop_reason);
     let req = &live.mock.requests()[0];
     assert!(
@@ -329,8 +285,6 @@ async fn a_one_megabyte_prompt_with_context_reaches_the_model_whole() {
 async fn images_reach_the_model_and_their_temp_files_are_removed() {
     use agent_client_protocol::v1::schema::ImageContent;
     let mut live = Live::start();
-    let ws = live.workspace();
-    let updates = live.updates.clone();
     // A 1x1 PNG.
     let png =
         "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
@@ -343,16 +297,7 @@ async fn images_reach_the_model_and_their_temp_files_are_removed() {
         .filter_map(|e| e.ok().map(|e| e.file_name()))
         .filter(|n| n.to_string_lossy().starts_with("acplb-images-"))
         .collect();
-    let resp = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            cx.send_request(PromptRequest::new(s.session_id.clone(), blocks))
-                .block_task()
-                .await
-        })
-        .await
-        .unwrap();
+    let resp = live.one_turn("read-only", blocks).await.unwrap();
     assert_end_turn(&resp.stop_reason);
     let body = live.mock.requests()[0].body.to_string();
     assert!(

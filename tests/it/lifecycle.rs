@@ -43,8 +43,10 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
             let took = cancelled_at.elapsed();
             // Checked before the next turn starts a Codex of its own.
             // acplb carries the same CODEX_HOME (Codex inherits it) and is still running.
-            let left: Vec<u32> =
-                crate::harness::processes_with_env(&marker).into_iter().filter(|p| *p != acplb_pid).collect();
+            let left: Vec<u32> = crate::harness::processes_with_env(&marker)
+                .into_iter()
+                .filter(|p| *p != acplb_pid)
+                .collect();
             let next = prompt(&cx, &s.session_id, "scenario:plain still there?").await?;
             Ok((resp?.stop_reason, took, left, next))
         })
@@ -82,7 +84,10 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
         .into_iter()
         .rfind(|u| u["toolCallId"] == call["toolCallId"]);
     assert_eq!(last.expect("the sleep call was closed")["status"], "failed");
-    assert!(left_after_cancel.is_empty(), "codex processes left after the cancel: {left_after_cancel:?}");
+    assert!(
+        left_after_cancel.is_empty(),
+        "codex processes left after the cancel: {left_after_cancel:?}"
+    );
 }
 
 #[tokio::test]
@@ -188,8 +193,10 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
             };
             let (failed, ()) = tokio::join!(turn, killer);
             // Checked before the next turn starts a Codex of its own; acplb has the marker too.
-            let left: Vec<u32> =
-                crate::harness::processes_with_env(&marker).into_iter().filter(|p| *p != acplb_pid).collect();
+            let left: Vec<u32> = crate::harness::processes_with_env(&marker)
+                .into_iter()
+                .filter(|p| *p != acplb_pid)
+                .collect();
             let next = prompt(&cx, &s.session_id, "scenario:plain are you back?").await?;
             Ok((failed, left, next))
         })
@@ -212,7 +219,10 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
         .into_iter()
         .any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
     assert!(closed, "the open tool call was closed as failed");
-    assert!(left_after_crash.is_empty(), "codex processes left after the crash: {left_after_crash:?}");
+    assert!(
+        left_after_crash.is_empty(),
+        "codex processes left after the crash: {left_after_crash:?}"
+    );
 }
 
 #[tokio::test]

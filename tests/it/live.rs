@@ -79,6 +79,40 @@ impl Live {
     }
 }
 
+impl Live {
+    /// Opens a session in `mode`, sends `blocks` as one prompt, closes the client and returns
+    /// the prompt's result; the updates are in `self.updates`.
+    pub async fn one_turn(
+        &mut self,
+        mode: &str,
+        blocks: Vec<agent_client_protocol::v1::schema::ContentBlock>,
+    ) -> Result<agent_client_protocol::v1::schema::PromptResponse, agent_client_protocol::Error> {
+        let ws = self.workspace();
+        let updates = self.updates.clone();
+        self.acplb
+            .client(&updates, async |cx| {
+                let (_, s) = crate::harness::open_session(&cx, &ws).await?;
+                if mode != "read-only" {
+                    set_mode(&cx, &s.session_id, mode).await?;
+                }
+                let request =
+                    agent_client_protocol::v1::schema::PromptRequest::new(s.session_id.clone(), blocks);
+                Ok(cx.send_request(request).block_task().await)
+            })
+            .await
+            .expect("the ACP session runs")
+    }
+
+    /// [`Live::one_turn`] with a text prompt.
+    pub async fn one_text_turn(
+        &mut self,
+        mode: &str,
+        text: &str,
+    ) -> Result<agent_client_protocol::v1::schema::PromptResponse, agent_client_protocol::Error> {
+        self.one_turn(mode, vec![text.into()]).await
+    }
+}
+
 pub async fn set_mode(
     cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
     session: &SessionId,
