@@ -31,7 +31,10 @@ fn output(bytes: usize) -> String {
     line.repeat(bytes / line.len() + 1)
 }
 
-#[allow(clippy::needless_pass_by_value, reason = "call sites pass `json!` temporaries")]
+#[allow(
+    clippy::needless_pass_by_value,
+    reason = "call sites pass `json!` temporaries"
+)]
 fn item(event: &str, item: serde_json::Value) -> String {
     json!({ "type": event, "item": item }).to_string()
 }

@@ -21,7 +21,7 @@ pub use files::{FileTexts, NoFileTexts, OldText};
 pub use usage::{Totals, turn_delta};
 
 use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
-use crate::wire::{Event, Item, ItemKind};
+use crate::wire::{Event, Item, ItemKind, TodoList};
 use emit::LastSent;
 
 /// How a [`Decoder`] renders updates.
@@ -105,6 +105,8 @@ pub struct Decoder {
     unknown: BTreeMap<String, u64>,
     last_sent: LastSent,
     refusals: usize,
+    /// The plan shown last, so an identical repeat is not sent again.
+    last_plan: Option<TodoList>,
 }
 
 impl Decoder {
@@ -119,6 +121,7 @@ impl Decoder {
             unknown: BTreeMap::new(),
             last_sent: LastSent::Nothing,
             refusals: 0,
+            last_plan: None,
         }
     }
 
@@ -146,6 +149,16 @@ impl Decoder {
     /// Decodes one stderr line: patches Codex refused become failed Edit tool calls; every other
     /// line is ignored.
     pub fn stderr_line(&mut self, line: &str, out: &mut Vec<SessionUpdate>) {
+        if let Some(reason) = tools::command_refusal(line) {
+            self.refusals += 1;
+            let id = ToolCallId::new(format!(
+                "{}command_refused_{}",
+                self.opts.id_prefix, self.refusals
+            ));
+            emit::tool_started(out, tools::refused_command_call(id, reason));
+            self.remember_last(out);
+            return;
+        }
         let Some(refusal) = files::patch_refusal(line) else {
             return;
         };
@@ -164,11 +177,33 @@ impl Decoder {
     /// Ends every tool call still open with `status` (for cancellation or a crashed process),
     /// after showing any held-back `error`.
     pub fn close_open_tool_calls(&mut self, status: ToolCallStatus, out: &mut Vec<SessionUpdate>) {
+        self.close_open_tool_calls_because(status, None, out);
+    }
+
+    /// Like [`Decoder::close_open_tool_calls`], with `note` (why they ended) as their content.
+    pub fn close_open_tool_calls_because(
+        &mut self,
+        status: ToolCallStatus,
+        note: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
+    ) {
         self.flush_pending_error(out);
         for call in self.open.drain(..) {
-            emit::tool_finished(out, call.tool_call_id, ToolCallUpdateFields::new().status(status));
+            let mut fields = ToolCallUpdateFields::new().status(status);
+            if let Some(note) = note {
+                fields = fields.content(vec![note.into()]);
+            }
+            emit::tool_finished(out, call.tool_call_id, fields);
         }
         self.remember_last(out);
+    }
+
+    /// Sends the plan unless it is the one shown last (Codex repeats it at turn end).
+    fn plan(&mut self, out: &mut Vec<SessionUpdate>, list: &TodoList) {
+        if self.last_plan.as_ref() != Some(list) {
+            emit::plan(out, list);
+            self.last_plan = Some(list.clone());
+        }
     }
 
     /// How often each unknown event type (`event:<type>`) and item type (`item:<type>`) was seen.
@@ -221,7 +256,7 @@ impl Decoder {
             ItemKind::McpToolCall(m) => (tools::mcp_call(id, m), Vec::new()),
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
             ItemKind::FileChange(f) => (files::edit_call(id, f, &self.opts), files::befores(f, files)),
-            ItemKind::TodoList(list) => return emit::plan(out, list),
+            ItemKind::TodoList(list) => return self.plan(out, list),
             ItemKind::Unknown { item_type } => return self.count_unknown("item", item_type),
             // Messages, reasoning and error items are shown once, when completed.
             ItemKind::AgentMessage(_) | ItemKind::Reasoning(_) | ItemKind::Error(_) => return,
@@ -250,7 +285,7 @@ impl Decoder {
             ItemKind::AgentMessage(m) => self.agent_text(m.text, message_id, out),
             ItemKind::Reasoning(r) => self.thought(r.text, message_id, out),
             ItemKind::Error(e) => self.warning(&e.message, out),
-            ItemKind::TodoList(list) => emit::plan(out, &list),
+            ItemKind::TodoList(list) => self.plan(out, &list),
             ItemKind::Unknown { item_type } => self.count_unknown("item", &item_type),
             ItemKind::CommandExecution(mut c) => {
                 let fields = tools::command_finish(&mut c, opts);

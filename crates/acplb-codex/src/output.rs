@@ -17,8 +17,17 @@ pub fn bounded(text: &str, max_bytes: usize) -> Cow<'_, str> {
     if text.len() <= max_bytes {
         return Cow::Borrowed(text);
     }
-    let head_end = floor_boundary(text, max_bytes / 2);
-    let tail_start = ceil_boundary(text, text.len() - (max_bytes - max_bytes / 2));
+    let mut head_end = floor_boundary(text, max_bytes / 2);
+    let mut tail_start = ceil_boundary(text, text.len() - (max_bytes - max_bytes / 2));
+    // Cut on line boundaries when a line ends within the budget, so no partial line shows.
+    if let Some(nl) = text[..head_end].rfind('\n') {
+        head_end = nl + 1;
+    }
+    if let Some(nl) = text[tail_start..].find('\n')
+        && tail_start + nl + 1 < text.len()
+    {
+        tail_start += nl + 1;
+    }
     let omitted = tail_start - head_end;
     let head = &text[..head_end];
     let tail = &text[tail_start..];

@@ -114,16 +114,22 @@ impl TurnStream {
     /// if Codex had started one, so the next turn resumes it.
     pub(crate) fn cancelled(&mut self, sink: &dyn SessionSink) -> Option<String> {
         self.transcript.cancelled();
-        self.decoder
-            .close_open_tool_calls(ToolCallStatus::Failed, &mut self.out);
+        self.decoder.close_open_tool_calls_because(
+            ToolCallStatus::Failed,
+            Some("Cancelled before it finished."),
+            &mut self.out,
+        );
         self.flush(sink);
         self.thread.take()
     }
 
     /// Codex exited: closes what is still open; returns how the turn ended and the thread id.
     pub(crate) fn finish(mut self, sink: &dyn SessionSink) -> (Option<End>, Option<String>) {
-        self.decoder
-            .close_open_tool_calls(ToolCallStatus::Failed, &mut self.out);
+        self.decoder.close_open_tool_calls_because(
+            ToolCallStatus::Failed,
+            Some("Codex exited before this finished."),
+            &mut self.out,
+        );
         self.flush(sink);
         let unknown = self.decoder.unknown_counts();
         if !unknown.is_empty() {

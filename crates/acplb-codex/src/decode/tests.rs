@@ -88,8 +88,26 @@ fn huge_single_output_is_bounded() {
     let (updates, _) = run(&mut d, &[&line]);
     let text = updates[0]["content"][0]["content"]["text"].as_str().unwrap();
     assert!(text.len() <= DEFAULT_MAX_OUTPUT_BYTES + 100, "{}", text.len());
-    let omitted = output.len() - DEFAULT_MAX_OUTPUT_BYTES;
-    assert!(text.contains(&format!("[… {omitted} bytes of output omitted …]")));
+    assert!(text.contains(" bytes of output omitted …]"), "no marker");
+    // Cut on line boundaries: every kept line is whole.
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("```") && !l.starts_with("[…"))
+        .collect();
+    assert!(
+        kept.iter().all(|l| *l == "0123456789abcdef"),
+        "a partial line was kept"
+    );
+    let omitted: usize = text
+        .split("[… ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(omitted + kept.len() * 17, output.len());
 }
 
 #[test]

@@ -9,12 +9,13 @@ use crate::plugin::PluginError;
 /// A failed turn as the client sees it.
 pub(crate) fn provider(e: &ProviderError) -> Error {
     match e {
-        ProviderError::AuthRequired { message } => Error::auth_required()
+        ProviderError::AuthRequired { message } => titled(Error::auth_required(), message)
             .data(json!({ "message": message, "hint": "run `codex login` and try again" })),
+        // The message itself is what editors show, so it carries Codex's words.
         ProviderError::TurnFailed { message } => {
-            Error::internal_error().data(json!({ "message": message, "source": "codex" }))
+            titled(Error::internal_error(), message).data(json!({ "message": message, "source": "codex" }))
         }
-        ProviderError::Prepare(_) => Error::invalid_params().data(json!({ "message": e.to_string() })),
+        ProviderError::Prepare(_) => invalid_params(e.to_string()),
         ProviderError::Exited {
             status, stderr_tail, ..
         } => Error::internal_error().data(json!({
@@ -22,28 +23,39 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
             "exitStatus": status,
             "stderrTail": stderr_tail,
         })),
-        _ => Error::internal_error().data(json!({ "message": e.to_string() })),
+        _ => titled(Error::internal_error(), &e.to_string()).data(json!({ "message": e.to_string() })),
     }
+}
+
+/// `error` with `message` as its message: editors show the message, so it must say what
+/// happened rather than "Internal error".
+fn titled(mut error: Error, message: &str) -> Error {
+    message.clone_into(&mut error.message);
+    error
 }
 
 /// A required plugin's failure.
 pub(crate) fn plugin(e: &PluginError) -> Error {
-    Error::internal_error().data(json!({ "message": e.to_string(), "plugin": e.plugin }))
+    titled(Error::internal_error(), &e.to_string())
+        .data(json!({ "message": e.to_string(), "plugin": e.plugin }))
 }
 
 /// A composer file that could not be loaded for a session.
 pub(crate) fn composer(e: &crate::plugin::composer::ComposerError) -> Error {
-    Error::internal_error().data(json!({ "message": e.to_string(), "source": "composer.toml" }))
+    titled(Error::internal_error(), &e.to_string())
+        .data(json!({ "message": e.to_string(), "source": "composer.toml" }))
 }
 
 /// A request that names no known session.
 pub(crate) fn unknown_session(id: &str) -> Error {
-    Error::invalid_params().data(json!({ "message": format!("unknown session `{id}`"), "sessionId": id }))
+    let message = format!("unknown session `{id}`");
+    titled(Error::invalid_params(), &message).data(json!({ "message": message, "sessionId": id }))
 }
 
 /// Bad parameters with a readable message.
 pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
-    Error::invalid_params().data(json!({ "message": message.into() }))
+    let message = message.into();
+    titled(Error::invalid_params(), &message).data(json!({ "message": message }))
 }
 
 /// Sends a response; failing to send only means the client is gone, which the runtime notices

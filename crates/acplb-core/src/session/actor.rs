@@ -154,11 +154,9 @@ impl SessionActor {
 
     fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
         let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
-            let err = agent_client_protocol::Error::invalid_params().data(serde_json::json!({
-                "message": format!("unknown mode `{mode_id}`"),
-                "modes": Mode::ALL.iter().map(|m| m.id()).collect::<Vec<_>>(),
-            }));
-            reply(responder.respond_with_error(err));
+            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
+            let message = format!("unknown mode `{mode_id}`; the modes are {}", modes.join(", "));
+            reply(responder.respond_with_error(wire_error::invalid_params(message)));
             return;
         };
         self.mode = mode;
@@ -185,9 +183,7 @@ impl SessionActor {
                 reply(responder.respond(SetSessionConfigOptionResponse::new(options)));
             }
             Err(e) => {
-                let err = agent_client_protocol::Error::invalid_params()
-                    .data(serde_json::json!({ "message": e.to_string() }));
-                reply(responder.respond_with_error(err));
+                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
             }
         }
     }
@@ -230,10 +226,7 @@ impl SessionActor {
         req: &PromptRequest,
         thread_id: Option<String>,
     ) -> Result<TurnRequest, agent_client_protocol::Error> {
-        let input = prompt::flatten(&req.prompt).map_err(|e| {
-            agent_client_protocol::Error::invalid_params()
-                .data(serde_json::json!({ "message": e.to_string() }))
-        })?;
+        let input = prompt::flatten(&req.prompt).map_err(|e| wire_error::invalid_params(e.to_string()))?;
         let mut turn = TurnRequest {
             prompt: input,
             mode: self.mode,
@@ -272,7 +265,7 @@ impl SessionActor {
                 reply(responder.respond(response));
             }
             Err(e) => {
-                tracing::warn!(session = %self.id, error = %e, "turn failed");
+                tracing::info!(session = %self.id, error = %e, "turn failed");
                 reply(responder.respond_with_error(wire_error::provider(&e)));
             }
         }

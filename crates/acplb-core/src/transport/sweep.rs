@@ -55,7 +55,10 @@ pub(crate) fn kill_marked(marker: &str) -> usize {
 fn freeze_all(needle: &str) -> Vec<Pid> {
     let mut frozen: Vec<Pid> = Vec::new();
     for _ in 0..50 {
-        let fresh: Vec<Pid> = marked(needle).into_iter().filter(|p| !frozen.contains(p)).collect();
+        let fresh: Vec<Pid> = marked(needle)
+            .into_iter()
+            .filter(|p| !frozen.contains(p))
+            .collect();
         if fresh.is_empty() {
             break;
         }
