@@ -18,3 +18,4 @@ pub mod wire;
 
 pub use catalog::default_catalog;
 pub use exec::{CodexAdapter, CodexOptions};
+pub use transcript::session_dir_name;

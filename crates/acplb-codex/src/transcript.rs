@@ -35,7 +35,9 @@ impl Transcript {
                 path: PathBuf::new(),
             };
         };
-        let path = dir.join(sanitize(session)).join(format!("turn-{turn}.jsonl"));
+        let path = dir
+            .join(session_dir_name(session))
+            .join(format!("turn-{turn}.jsonl"));
         let file = path
             .parent()
             .map_or(Ok(()), std::fs::create_dir_all)
@@ -102,7 +104,9 @@ impl Transcript {
     }
 }
 
-fn sanitize(s: &str) -> String {
+/// The folder name of a session's transcripts under the transcript dir: the session id with
+/// every character but ASCII letters, digits, `-` and `_` replaced by `_`.
+pub fn session_dir_name(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

@@ -49,7 +49,10 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         })
         .collect();
     let (cwds, sessions) = sessions(&parsed);
-    let session_dirs: Vec<String> = sessions.iter().map(|s| sanitize(s)).collect();
+    let session_dirs: Vec<String> = sessions
+        .iter()
+        .map(|s| acplb_codex::session_dir_name(s))
+        .collect();
     let threads: Vec<String> = rec
         .runs
         .iter()
@@ -295,19 +298,6 @@ fn acplb_args(args: &[String], norm: &Normalizer) -> Vec<String> {
         out.push(norm.text(arg));
     }
     out
-}
-
-/// The directory name acplb gives a session's transcripts.
-fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]
