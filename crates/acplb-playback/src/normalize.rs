@@ -216,7 +216,7 @@ mod tests {
     fn norm() -> Normalizer {
         let mut n = Normalizer::new();
         n.replace("/tmp/acplb-codex-abc/repo", "<cwd>");
-        n.replace("/root", "<home>");
+        n.replace("/home/dev", "<home>");
         n.replace("0199-aaaa", "<session-1>");
         n
     }
@@ -230,8 +230,8 @@ mod tests {
             ("/tmp/acplb-codex-abc/repo2", "<tmp>/repo2"),
             ("home /tmp/acplb-codex-abc/home/x", "home <tmp>/home/x"),
             (
-                "/root/.pyenv and /rootfs and /x/root",
-                "<home>/.pyenv and /rootfs and /x/root",
+                "/home/dev/.pyenv and /home/devfs and /x/home/dev",
+                "<home>/.pyenv and /home/devfs and /x/home/dev",
             ),
             ("under \"/tmp\" only", "under \"/tmp\" only"),
             ("s=0199-aaaa,", "s=<session-1>,"),
@@ -263,7 +263,7 @@ mod tests {
             (b.as_str(), c.as_str()),
             (r#"{"toolCallId":"<tool-2>"}"#, r#"{"toolCallId":"<tool-1>"}"#)
         );
-        assert_eq!(n.json_line("not json /root"), "not json <home>");
+        assert_eq!(n.json_line("not json /home/dev"), "not json <home>");
         assert_eq!(
             n.json_line(r#"{"_meta":{"duration_ms":12,"elapsedMs":3,"items":4,"time":5}}"#),
             r#"{"_meta":{"duration_ms":"<duration>","elapsedMs":"<duration>","items":4,"time":"<duration>"}}"#
