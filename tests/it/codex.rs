@@ -311,3 +311,43 @@ async fn images_reach_the_model_and_their_temp_files_are_removed() {
         .collect();
     assert!(after.is_empty(), "image temp files left: {after:?}");
 }
+
+#[tokio::test]
+async fn switching_back_to_read_only_applies_to_the_resumed_turn() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (first, second) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            set_mode(&cx, &s.session_id, "auto").await?;
+            let first = prompt(&cx, &s.session_id, "scenario:shell look around").await?;
+            set_mode(&cx, &s.session_id, "read-only").await?;
+            let second = prompt(&cx, &s.session_id, "scenario:patch edit the files").await?;
+            Ok((first, second))
+        })
+        .await
+        .unwrap();
+    assert_end_turn(&first.stop_reason);
+    assert_end_turn(&second.stop_reason);
+    assert!(
+        !ws.join("hello.txt").exists(),
+        "the resumed read-only turn wrote a file"
+    );
+    let threads: Vec<String> = live
+        .mock
+        .requests()
+        .iter()
+        .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        threads.iter().all(|t| *t == threads[0]),
+        "both turns are one thread: {threads:?}"
+    );
+    let refused = updates
+        .of_kind("tool_call")
+        .into_iter()
+        .any(|c| c["kind"] == "edit" && c["status"] == "failed");
+    assert!(refused, "the refused patch is shown as a failed edit");
+}
