@@ -250,12 +250,7 @@ async fn three_turn_conversation_resumes_the_same_thread() {
             "history seen=true turns=3"
         ]
     );
-    let threads: Vec<_> = live
-        .mock
-        .requests()
-        .iter()
-        .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
-        .collect();
+    let threads = live.thread_ids();
     assert_eq!(threads.len(), 3);
     assert!(
         threads.iter().all(|t| !t.is_empty() && *t == threads[0]),
@@ -335,12 +330,7 @@ async fn switching_back_to_read_only_applies_to_the_resumed_turn() {
         !ws.join("hello.txt").exists(),
         "the resumed read-only turn wrote a file"
     );
-    let threads: Vec<String> = live
-        .mock
-        .requests()
-        .iter()
-        .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
-        .collect();
+    let threads = live.thread_ids();
     assert!(
         threads.iter().all(|t| *t == threads[0]),
         "both turns are one thread: {threads:?}"

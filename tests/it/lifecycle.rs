@@ -63,12 +63,7 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
         "the session still works after a cancel"
     );
     // The conversation carries over: the turn after the cancel resumed the same Codex thread.
-    let threads: Vec<String> = live
-        .mock
-        .requests()
-        .iter()
-        .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
-        .collect();
+    let threads = live.thread_ids();
     assert!(
         threads.len() >= 2 && threads.iter().all(|t| !t.is_empty() && *t == threads[0]),
         "{threads:?}"

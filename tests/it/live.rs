@@ -53,6 +53,15 @@ impl Live {
         self.env.workspace()
     }
 
+    /// The `thread-id` header of every request the mock model received, in order.
+    pub fn thread_ids(&self) -> Vec<String> {
+        self.mock
+            .requests()
+            .iter()
+            .map(|r| r.header("thread-id").unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// `CODEX_HOME=<this test's home>`: every Codex process of this test has it.
     pub fn codex_marker(&self) -> String {
         format!("CODEX_HOME={}", self.env.home().display())
