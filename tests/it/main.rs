@@ -17,6 +17,7 @@ mod cli;
 mod codex;
 mod config;
 mod harness;
+mod hostile;
 mod lifecycle;
 mod live;
 mod protocol;

@@ -20,7 +20,8 @@ pub mod names;
 pub mod plugins;
 mod proc;
 pub mod record;
-pub mod redact;
+/// Secret redaction (moved to `acplb-core`, shared with transcripts and recordings).
+pub use acplb_core::redact;
 pub mod store;
 pub mod time;
 

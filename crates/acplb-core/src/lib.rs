@@ -7,6 +7,7 @@ pub mod error;
 pub mod permission;
 pub mod plugin;
 pub mod provider;
+pub mod redact;
 pub mod runtime;
 pub mod session;
 pub mod telemetry;

@@ -1,4 +1,5 @@
-//! Secret redaction for audit records: API keys, bearer tokens, `Authorization` values,
+//! Secret redaction for everything acplb writes that may hold conversation text (audit records,
+//! transcripts, recordings, logs): API keys, bearer tokens, `Authorization` values,
 //! `key=value` credentials and GitHub tokens become `[REDACTED]`.
 //!
 //! A hand-written scanner (no regex dependency). All patterns are ASCII, so every cut falls on a
