@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
 use acplb_core::runtime::{Server, ServerOptions};
+use acplb_core::transport::stdio::{Wire, WireLimits};
 use anyhow::Context as _;
 
 use crate::cli::Cli;
@@ -33,37 +34,62 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
     let provider = Rc::new(CodexAdapter::new(options));
-    let server = Server::new(
-        provider,
-        Rc::new(plugins),
-        ServerOptions {
-            agent_name: "acplb".into(),
-            agent_version: env!("CARGO_PKG_VERSION").into(),
-            catalog: default_catalog(),
-            shutdown_grace: Duration::from_millis(900),
-        },
-    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting tokio")?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let sigterm = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot listen for SIGTERM");
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
-        server.serve(agent_client_protocol::Stdio::new(), sigterm).await
+        let wire = Wire::stdio(WireLimits::default()).into_parts();
+        let server = Server::new(
+            provider,
+            Rc::new(plugins),
+            ServerOptions {
+                agent_name: "acplb".into(),
+                agent_version: env!("CARGO_PKG_VERSION").into(),
+                catalog: default_catalog(),
+                shutdown_grace: Duration::from_millis(900),
+                output_flow: wire.flow,
+            },
+        );
+        let result = server.serve(wire.transport, stop_signal()).await;
+        // The transport is gone; what it had handed to the writer still goes out.
+        if tokio::time::timeout(Duration::from_millis(500), wire.writer)
+            .await
+            .is_err()
+        {
+            tracing::debug!("the client is not reading; leaving unwritten replies behind");
+        }
+        result
     })?;
-    // The Stdio transport reads stdin on a blocking thread that may still wait for input after
-    // a SIGTERM; leaving without waiting for it is what lets acplb exit at once.
+    // Stdin is read on a blocking thread that may still wait for input after a signal; leaving
+    // without waiting for it is what lets acplb exit at once.
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(())
+}
+
+/// Resolves on SIGTERM, SIGINT or SIGHUP: each stops acplb the same way (every session's Codex
+/// process tree is stopped, then acplb exits).
+async fn stop_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let kinds = [
+        ("SIGTERM", SignalKind::terminate()),
+        ("SIGINT", SignalKind::interrupt()),
+        ("SIGHUP", SignalKind::hangup()),
+    ];
+    let mut waits = Vec::new();
+    for (name, kind) in kinds {
+        match signal(kind) {
+            Ok(mut s) => waits.push(Box::pin(async move {
+                s.recv().await;
+                name
+            })),
+            Err(e) => tracing::warn!(error = %e, "cannot listen for {name}"),
+        }
+    }
+    if waits.is_empty() {
+        std::future::pending::<()>().await;
+    }
+    let (name, _, _) = futures::future::select_all(waits).await;
+    tracing::info!("{name} received; stopping");
 }

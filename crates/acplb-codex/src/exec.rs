@@ -141,8 +141,13 @@ impl ProviderSession for CodexSession {
                     tracing::info!(session = %self.setup.session_id, "turn cancelled; codex stopped");
                     return Ok(TurnOutcome { stop_reason: StopReason::Cancelled, usage: None });
                 }
-                // Cancel-safe: see Process::next_event.
-                event = process.next_event() => event,
+                // Cancel-safe: waiting for the client to catch up holds no state, and
+                // Process::next_event is cancel-safe. While the client is behind, Codex's
+                // stdout is not read, so Codex blocks instead of acplb buffering its output.
+                event = async {
+                    sink.ready().await;
+                    process.next_event().await
+                } => event,
             };
             if let Some(status) = stream.on_event(event, sink).await {
                 break status;
@@ -151,7 +156,7 @@ impl ProviderSession for CodexSession {
         let (end, thread) = stream.finish(sink);
         if end.is_none() {
             // Codex died without finishing the turn: what it started must not outlive it.
-            process.kill_descendants();
+            process.kill_descendants().await;
         }
         if let Some(id) = thread {
             self.remember_thread(id);

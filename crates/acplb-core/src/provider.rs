@@ -19,6 +19,13 @@ use crate::permission::Mode;
 pub trait SessionSink {
     /// Sends one `session/update` for the session this sink belongs to.
     fn update(&self, update: SessionUpdate);
+
+    /// Resolves when the client can take more updates. Providers await it before they read
+    /// more of their child's output, so a client that stops reading pauses the child instead
+    /// of filling acplb's memory.
+    fn ready(&self) -> futures::future::LocalBoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// A sink that keeps every update, for tests and for `playback decode`.

@@ -26,6 +26,8 @@ pub struct ServerOptions {
     pub catalog: OptionCatalog,
     /// How long shutdown may take before children are abandoned to their kill-on-drop.
     pub shutdown_grace: Duration,
+    /// The client's backpressure (from `transport::stdio::Wire`); the default never waits.
+    pub output_flow: crate::transport::OutputFlow,
 }
 
 /// The runtime: an ACP connection plus the session actors, all on the current `LocalSet`.

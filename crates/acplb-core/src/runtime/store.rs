@@ -230,7 +230,8 @@ impl Store {
             catalog,
             pipeline,
             settings,
-        );
+        )
+        .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
         tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
         self.sessions.insert(session_id, SessionHandle { tx, task });

@@ -24,6 +24,7 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
 use crate::provider::{ProviderSession, SessionSettings, SessionSink, TurnOutcome, TurnRequest};
 use crate::runtime::wire_error::{self, reply};
+use crate::transport::OutputFlow;
 
 /// What the runtime tells a session.
 #[derive(Debug)]
@@ -63,6 +64,7 @@ pub(crate) struct SessionActor {
     settings: SessionSettings,
     catalog: Rc<OptionCatalog>,
     pipeline: Rc<Pipeline>,
+    flow: OutputFlow,
     queue: VecDeque<(PromptRequest, Responder<PromptResponse>)>,
     running: Option<Running>,
     shutting_down: bool,
@@ -87,10 +89,17 @@ impl SessionActor {
             settings,
             catalog,
             pipeline,
+            flow: OutputFlow::default(),
             queue: VecDeque::new(),
             running: None,
             shutting_down: false,
         }
+    }
+
+    /// Providers of this session wait on `flow` when the client falls behind.
+    pub(crate) fn with_output_flow(mut self, flow: OutputFlow) -> Self {
+        self.flow = flow;
+        self
     }
 
     /// Handles messages until shut down (or the runtime drops the sender) and no turn runs.
@@ -188,8 +197,17 @@ impl SessionActor {
         }
     }
 
+    fn sink(&self) -> AcpSink {
+        AcpSink::new(
+            self.id.clone(),
+            self.cx.clone(),
+            self.pipeline.clone(),
+            self.flow.clone(),
+        )
+    }
+
     fn notify(&self, update: SessionUpdate) {
-        AcpSink::new(self.id.clone(), self.cx.clone(), self.pipeline.clone()).update(update);
+        self.sink().update(update);
     }
 
     fn start_next_turn(&mut self) -> Option<TurnFuture> {
@@ -210,7 +228,7 @@ impl SessionActor {
             };
             let cancel = CancellationToken::new();
             watch_request_cancel(&responder, &cancel);
-            let sink = AcpSink::new(self.id.clone(), self.cx.clone(), self.pipeline.clone());
+            let sink = self.sink();
             let token = cancel.clone();
             self.running = Some(Running { responder, cancel });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");

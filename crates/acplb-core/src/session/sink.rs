@@ -6,6 +6,7 @@ use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionU
 
 use crate::plugin::Pipeline;
 use crate::provider::SessionSink;
+use crate::transport::OutputFlow;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
 #[derive(Debug)]
@@ -13,15 +14,22 @@ pub struct AcpSink {
     session_id: SessionId,
     cx: ConnectionTo<Client>,
     pipeline: std::rc::Rc<Pipeline>,
+    flow: OutputFlow,
 }
 
 impl AcpSink {
     /// A sink for `session_id` on the connection `cx`.
-    pub fn new(session_id: SessionId, cx: ConnectionTo<Client>, pipeline: std::rc::Rc<Pipeline>) -> Self {
+    pub fn new(
+        session_id: SessionId,
+        cx: ConnectionTo<Client>,
+        pipeline: std::rc::Rc<Pipeline>,
+        flow: OutputFlow,
+    ) -> Self {
         Self {
             session_id,
             cx,
             pipeline,
+            flow,
         }
     }
 }
@@ -31,12 +39,19 @@ impl SessionSink for AcpSink {
         let Some(update) = self.pipeline.on_update(&self.session_id, update) else {
             return;
         };
-        if let Err(e) = self
+        match self
             .cx
             .send_notification(SessionNotification::new(self.session_id.clone(), update))
         {
+            Ok(()) => self.flow.sent(),
             // The client is gone; the runtime shuts down on its own when the connection ends.
-            tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
+            Err(e) => {
+                tracing::debug!(error = %e, "dropping a session update: the client connection is closed")
+            }
         }
+    }
+
+    fn ready(&self) -> futures::future::LocalBoxFuture<'_, ()> {
+        Box::pin(self.flow.ready())
     }
 }

@@ -11,8 +11,16 @@ use tokio_util::codec::Decoder;
 /// One frame read from a line-oriented stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Frame {
-    /// A complete line without its terminator (`\n` or `\r\n`); invalid UTF-8 is replaced.
+    /// A complete line without its terminator (`\n` or `\r\n`).
     Line(String),
+    /// A complete line that is not valid UTF-8: readers that need text take `lossy` (invalid
+    /// sequences replaced), strict readers refuse the line.
+    NotUtf8 {
+        /// The line with invalid sequences replaced by U+FFFD.
+        lossy: String,
+        /// Byte offset of the first invalid sequence.
+        valid_up_to: usize,
+    },
     /// A line longer than the limit was skipped; `bytes` is its full length.
     Oversized {
         /// Length of the skipped line in bytes.
@@ -42,7 +50,13 @@ impl BoundedLines {
 
     fn line_from(bytes: &[u8]) -> Frame {
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        Frame::Line(String::from_utf8_lossy(bytes).into_owned())
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Frame::Line(text.to_owned()),
+            Err(e) => Frame::NotUtf8 {
+                lossy: String::from_utf8_lossy(bytes).into_owned(),
+                valid_up_to: e.valid_up_to(),
+            },
+        }
     }
 }
 
@@ -160,9 +174,18 @@ mod tests {
     }
 
     #[test]
-    fn invalid_utf8_is_replaced_not_fatal() {
-        let got = frames(100, &[b"a\xffb\n"]);
-        assert_eq!(got, vec![line("a\u{fffd}b")]);
+    fn invalid_utf8_is_reported_with_a_lossy_copy_and_the_stream_goes_on() {
+        let got = frames(100, &[b"ab\xffc\n", b"next\n"]);
+        assert_eq!(
+            got,
+            vec![
+                Frame::NotUtf8 {
+                    lossy: "ab\u{fffd}c".into(),
+                    valid_up_to: 2
+                },
+                line("next")
+            ]
+        );
     }
 
     #[test]

@@ -1,10 +1,15 @@
-//! Bytes to frames and child processes: the only code in acplb that touches a provider's pipes.
+//! Bytes to frames: the editor's stdio wire and child processes, the only code in acplb that
+//! touches a pipe.
 
+mod flow;
 mod lines;
+mod parent_death;
 mod process;
+pub mod stdio;
 mod sweep;
 mod tail;
 
+pub use flow::{DEFAULT_UPDATES_IN_FLIGHT, OutputFlow};
 pub use lines::{BoundedLines, Frame};
 pub use process::{Process, ProcessEvent, ProcessSpec, StdinMode};
 pub use sweep::MARKER_VAR;

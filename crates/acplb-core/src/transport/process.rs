@@ -96,6 +96,7 @@ impl Process {
             })
             .process_group(0)
             .kill_on_drop(true);
+        super::parent_death::kill_child_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|source| ProviderError::Spawn {
             program: spec.program.clone(),
             source,
@@ -147,13 +148,14 @@ impl Process {
             tokio::select! {
                 // Cancel-safe: FramedRead::next keeps partial frames in its buffer.
                 frame = next_frame(&mut self.stdout), if self.stdout.is_some() => match frame {
-                    Some(Frame::Line(l)) => return ProcessEvent::Stdout(l),
+                    // Codex's output is read leniently: a stray byte must not lose the event.
+                    Some(Frame::Line(l) | Frame::NotUtf8 { lossy: l, .. }) => return ProcessEvent::Stdout(l),
                     Some(Frame::Oversized { bytes }) => return ProcessEvent::StdoutOversized { bytes },
                     None => self.stdout = None,
                 },
                 // Cancel-safe for the same reason.
                 frame = next_frame(&mut self.stderr), if self.stderr.is_some() => match frame {
-                    Some(Frame::Line(l)) => {
+                    Some(Frame::Line(l) | Frame::NotUtf8 { lossy: l, .. }) => {
                         self.tail.push(&l);
                         return ProcessEvent::Stderr(l);
                     }
@@ -197,15 +199,22 @@ impl Process {
             }
         }
         self.pgid = None;
-        self.kill_descendants();
+        self.kill_descendants().await;
         self.reaped
     }
 
     /// Kills every process that inherited this child's marker (helpers in other sessions).
-    pub fn kill_descendants(&self) {
-        let n = super::sweep::kill_marked(&self.marker);
-        if n > 0 {
-            tracing::debug!(program = %self.program.display(), killed = n, "killed processes the child left behind");
+    ///
+    /// The sweep scans `/proc` and waits for the killed to die, so it runs on a blocking
+    /// thread: the runtime thread keeps answering every other session meanwhile.
+    pub async fn kill_descendants(&self) {
+        let marker = self.marker.clone();
+        match tokio::task::spawn_blocking(move || super::sweep::kill_marked(&marker)).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::debug!(program = %self.program.display(), killed = n, "killed processes the child left behind");
+            }
+            Err(e) => tracing::warn!(error = %e, "the process sweep failed"),
         }
     }
 
@@ -236,7 +245,15 @@ impl Drop for Process {
         // The group is killed, not only the leader; tokio reaps the leader (kill_on_drop).
         if self.reaped.is_none() || self.pgid.is_some() {
             self.signal_group(Signal::SIGKILL);
-            self.kill_descendants();
+            let marker = std::mem::take(&mut self.marker);
+            let sweep = move || super::sweep::kill_marked(&marker);
+            // Off the runtime thread when there is a runtime; inline otherwise (nothing to stall).
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => drop(runtime.spawn_blocking(sweep)),
+                Err(_) => {
+                    sweep();
+                }
+            }
         }
     }
 }
