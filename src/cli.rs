@@ -72,6 +72,13 @@ pub(crate) enum Command {
     /// Inspect acplb's configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Internal: started by `acplb serve`; kills what that acplb's children left once it is gone.
+    #[command(hide = true)]
+    ExitGuard {
+        /// The acplb process to guard.
+        #[arg(long)]
+        pid: u32,
+    },
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
     Mcp(McpCommand),

@@ -39,6 +39,13 @@ fn main() -> ExitCode {
             config_check::run(&cli, workspace.as_deref())
         }
         Some(cli::Command::Mcp(cli::McpCommand::Atm(ref args))) => mcp::run_atm(args).map(|()| true),
+        Some(cli::Command::ExitGuard { pid }) => {
+            let killed = acplb_core::transport::run_exit_guard(pid);
+            if killed > 0 {
+                tracing::info!(killed, "killed processes a stopped acplb left behind");
+            }
+            Ok(true)
+        }
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
 use acplb_core::runtime::{Server, ServerOptions};
+use acplb_core::transport::ExitGuard;
 use acplb_core::transport::stdio::{Wire, WireLimits};
 use anyhow::Context as _;
 
@@ -34,6 +35,8 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
     let provider = Rc::new(CodexAdapter::new(options));
+    // Kept until acplb exits; if acplb is killed outright, the guard cleans up instead.
+    let _guard = exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -66,6 +69,26 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     // without waiting for it is what lets acplb exit at once.
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(())
+}
+
+/// Starts the exit guard (`acplb exit-guard`), or says why not: acplb still runs without one,
+/// it only loses the clean-up after a SIGKILL.
+fn exit_guard() -> Option<ExitGuard> {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(e) => {
+            tracing::warn!(error = %e, "no exit guard: cannot find acplb's own executable");
+            return None;
+        }
+    };
+    let pid = std::process::id().to_string();
+    match ExitGuard::spawn(&exe, &["exit-guard", "--pid", &pid]) {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            tracing::warn!(error = %e, "no exit guard: starting it failed");
+            None
+        }
+    }
 }
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP: each stops acplb the same way (every session's Codex

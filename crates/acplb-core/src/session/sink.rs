@@ -46,7 +46,7 @@ impl SessionSink for AcpSink {
             Ok(()) => self.flow.sent(),
             // The client is gone; the runtime shuts down on its own when the connection ends.
             Err(e) => {
-                tracing::debug!(error = %e, "dropping a session update: the client connection is closed")
+                tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Bytes to frames: the editor's stdio wire and child processes, the only code in acplb that
 //! touches a pipe.
 
+mod exit_guard;
 mod flow;
 mod lines;
 mod parent_death;
@@ -9,6 +10,7 @@ pub mod stdio;
 mod sweep;
 mod tail;
 
+pub use exit_guard::{ExitGuard, run_exit_guard};
 pub use flow::{DEFAULT_UPDATES_IN_FLIGHT, OutputFlow};
 pub use lines::{BoundedLines, Frame};
 pub use process::{Process, ProcessEvent, ProcessSpec, StdinMode};

@@ -28,11 +28,35 @@ pub(crate) fn new_marker() -> String {
 /// none can fork while it is being killed; then each gets `SIGKILL`. A killed process takes a
 /// moment to die, longer on a loaded machine, so the sweep waits for that and looks again.
 pub(crate) fn kill_marked(marker: &str) -> usize {
-    let needle = format!("{MARKER_VAR}={marker}");
+    kill_matching(&Needle::Exact(format!("{MARKER_VAR}={marker}")))
+}
+
+/// Kills every live process started by the acplb process `pid` or by its children, whichever
+/// child it was: what the exit guard does once that acplb is gone.
+pub(crate) fn kill_all_of(pid: u32) -> usize {
+    kill_matching(&Needle::Prefix(format!("{MARKER_VAR}={pid}-")))
+}
+
+/// What an environment entry must be to be marked.
+enum Needle {
+    Exact(String),
+    Prefix(String),
+}
+
+impl Needle {
+    fn matches(&self, entry: &[u8]) -> bool {
+        match self {
+            Needle::Exact(n) => entry == n.as_bytes(),
+            Needle::Prefix(n) => entry.starts_with(n.as_bytes()),
+        }
+    }
+}
+
+fn kill_matching(needle: &Needle) -> usize {
     let deadline = Instant::now() + Duration::from_secs(1);
     let mut killed = 0;
     loop {
-        let frozen = freeze_all(&needle);
+        let frozen = freeze_all(needle);
         if frozen.is_empty() {
             return killed;
         }
@@ -52,7 +76,7 @@ pub(crate) fn kill_marked(marker: &str) -> usize {
 }
 
 /// Stops every marked process, repeating until a pass finds no new one.
-fn freeze_all(needle: &str) -> Vec<Pid> {
+fn freeze_all(needle: &Needle) -> Vec<Pid> {
     let mut frozen: Vec<Pid> = Vec::new();
     for _ in 0..50 {
         let fresh: Vec<Pid> = marked(needle)
@@ -75,7 +99,7 @@ fn alive(pid: Pid) -> bool {
     u32::try_from(pid.as_raw()).is_ok_and(|p| !is_zombie(p))
 }
 
-fn marked(needle: &str) -> Vec<Pid> {
+fn marked(needle: &Needle) -> Vec<Pid> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -84,7 +108,7 @@ fn marked(needle: &str) -> Vec<Pid> {
         .filter(|pid| *pid != me)
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| needle.matches(kv)))
         })
         .filter(|pid| !is_zombie(*pid))
         .filter_map(|pid| i32::try_from(pid).ok().map(Pid::from_raw))
@@ -111,7 +135,7 @@ mod tests {
             .spawn()
             .unwrap();
         // Wait until the process is visible with its environment.
-        let needle = format!("{MARKER_VAR}={marker}");
+        let needle = Needle::Exact(format!("{MARKER_VAR}={marker}"));
         assert!((0..200).any(|_| {
             let seen = !marked(&needle).is_empty();
             if !seen {
@@ -124,5 +148,17 @@ mod tests {
         assert!(!status.success());
         assert!(marked(&needle).is_empty());
         assert_eq!(kill_marked("no-such-marker"), 0);
+    }
+
+    #[test]
+    fn all_of_an_acplb_matches_every_marker_it_handed_out_and_no_other() {
+        let mine = Needle::Prefix(format!("{MARKER_VAR}=41-"));
+        assert!(mine.matches(b"ACPLB_PROCESS_TAG=41-1"));
+        assert!(mine.matches(b"ACPLB_PROCESS_TAG=41-27"));
+        assert!(
+            !mine.matches(b"ACPLB_PROCESS_TAG=411-1"),
+            "another acplb's children"
+        );
+        assert!(!mine.matches(b"OTHER=ACPLB_PROCESS_TAG=41-1"));
     }
 }
