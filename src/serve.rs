@@ -3,7 +3,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
+use acplb_codex::{CodexAdapter, CodexOptions};
 use acplb_core::runtime::{Server, ServerOptions};
 use acplb_core::transport::ExitGuard;
 use acplb_core::transport::stdio::{Wire, WireLimits};
@@ -50,7 +50,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
             ServerOptions {
                 agent_name: "acplb".into(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),
-                catalog: default_catalog(),
+                catalog: acplb_codex::catalog(&cli.config),
                 shutdown_grace: Duration::from_millis(900),
                 output_flow: wire.flow,
             },

@@ -96,7 +96,8 @@ async fn session_new_validates_cwd_and_offers_modes_and_options() {
         .iter()
         .map(|o| o["id"].clone())
         .collect();
-    assert_eq!(ids, vec!["model", "reasoning_effort", "network_access"]);
+    assert_eq!(ids, vec!["mode", "model", "reasoning_effort", "network_access"]);
+    assert_eq!(json["configOptions"][0]["currentValue"], "read-only");
 }
 
 #[tokio::test]
@@ -155,11 +156,16 @@ async fn mode_and_config_changes_are_confirmed_and_validated() {
             .contains("`gpt-1` is not a value")
     );
     let json = serde_json::to_value(&options).unwrap();
-    assert_eq!(json["configOptions"][2]["currentValue"], true);
+    assert_eq!(
+        json["configOptions"][0]["currentValue"], "auto",
+        "the mode option follows set_mode"
+    );
+    assert_eq!(json["configOptions"][3]["currentValue"], true);
     let mode_updates = updates.of_kind("current_mode_update");
     assert_eq!(mode_updates.len(), 1);
     assert_eq!(mode_updates[0]["currentModeId"], "auto");
-    assert_eq!(updates.of_kind("config_option_update").len(), 1);
+    // One for the mode change (its config option changed too), one for the network toggle.
+    assert_eq!(updates.of_kind("config_option_update").len(), 2);
 }
 
 #[tokio::test]
@@ -283,4 +289,59 @@ async fn stdout_carries_only_json_rpc_even_with_debug_logs() {
     let logged =
         crate::harness::eventually(Duration::from_secs(5), || acplb.stderr().contains("DEBUG")).await;
     assert!(logged, "debug logs went to stderr: {}", acplb.stderr());
+}
+
+/// What command-line clients such as acpx do: the mode set as a config option, a boolean sent
+/// as a string, and the model read from the model option's current value.
+#[tokio::test]
+async fn config_options_work_the_way_command_line_clients_send_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex_home = dir.path().join("codex-home");
+    std::fs::create_dir(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), "model = \"gpt-5.5\"\n").unwrap();
+    let mut env = missing_codex_env();
+    env.push(("CODEX_HOME".into(), codex_home.display().to_string()));
+    let mut acplb = Acplb::spawn(&[], &env, dir.path());
+    let cwd = dir.path().to_owned();
+    let updates = Updates::default();
+    let (created, mode, network, bad) = acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let id = s.session_id.clone();
+            let set = |option: &str, value: &str| {
+                cx.send_request(SetSessionConfigOptionRequest::new(
+                    id.clone(),
+                    option.to_owned(),
+                    SessionConfigOptionValue::ValueId {
+                        value: value.to_owned().into(),
+                    },
+                ))
+                .block_task()
+            };
+            let mode = set("mode", "full-access").await?;
+            let network = set("network_access", "true").await?;
+            let bad = set("network_access", "sometimes").await;
+            Ok((s, mode, network, bad))
+        })
+        .await
+        .unwrap();
+    let created = serde_json::to_value(&created).unwrap();
+    assert_eq!(
+        created["configOptions"][1]["currentValue"], "gpt-5.5",
+        "the model Codex will use, from its config.toml"
+    );
+    let mode = serde_json::to_value(&mode).unwrap();
+    assert_eq!(mode["configOptions"][0]["currentValue"], "full-access");
+    let mode_updates = updates.of_kind("current_mode_update");
+    assert_eq!(mode_updates.len(), 1, "the session mode follows the mode option");
+    assert_eq!(mode_updates[0]["currentModeId"], "full-access");
+    let network = serde_json::to_value(&network).unwrap();
+    assert_eq!(network["configOptions"][3]["currentValue"], true);
+    let bad = bad.unwrap_err();
+    assert!(
+        bad.message
+            .contains("`sometimes` is not a value of config option `network_access`; it takes true or false"),
+        "editors show the message: {}",
+        bad.message
+    );
 }

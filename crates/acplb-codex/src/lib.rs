@@ -16,6 +16,6 @@ mod transcript;
 mod turn;
 pub mod wire;
 
-pub use catalog::default_catalog;
+pub use catalog::{BUILTIN_DEFAULT_MODEL, catalog, default_catalog};
 pub use exec::{CodexAdapter, CodexOptions};
 pub use transcript::session_dir_name;

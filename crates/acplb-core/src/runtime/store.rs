@@ -220,7 +220,7 @@ impl Store {
         );
         let response = NewSessionResponse::new(session_id.clone())
             .modes(modes)
-            .config_options(catalog.options(&settings));
+            .config_options(catalog.options(&settings, Mode::default()));
         let (tx, rx) = unbounded_channel();
         let actor = SessionActor::new(
             session_id.clone(),

@@ -170,9 +170,13 @@ impl SessionActor {
         };
         self.mode = mode;
         tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
-        // The update goes first, so a client that acts on the response has already seen it.
+        // The updates go first, so a client that acts on the response has already seen them;
+        // the `mode` config option shows the same value.
         self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
             mode.id(),
+        )));
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.catalog.options(&self.settings, self.mode),
         )));
         reply(responder.respond(SetSessionModeResponse::new()));
     }
@@ -183,9 +187,16 @@ impl SessionActor {
         value: &SessionConfigOptionValue,
         responder: Responder<SetSessionConfigOptionResponse>,
     ) {
-        match self.catalog.apply(&mut self.settings, id, value) {
+        let before = self.mode;
+        match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
             Ok(()) => {
-                let options = self.catalog.options(&self.settings);
+                if self.mode != before {
+                    tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
+                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        self.mode.id(),
+                    )));
+                }
+                let options = self.catalog.options(&self.settings, self.mode);
                 self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
                     options.clone(),
                 )));

@@ -1,12 +1,20 @@
-//! The session's config options (model, reasoning effort, network access) as the editor
-//! sees them, and how a `session/set_config_option` changes [`SessionSettings`].
+//! The session's config options (mode, model, reasoning effort, network access) as the editor
+//! sees them, and how a `session/set_config_option` changes the session.
+//!
+//! The mode is offered twice, as ACP session modes and as a `mode` config option, because some
+//! clients (acpx) only know config options; the two always show the same value. Values come as
+//! the editor sends them: a boolean option also takes the strings `true`/`false` (and
+//! `on`/`off`, `yes`/`no`, `1`/`0`), which is what command-line clients send.
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
 };
 
+use crate::permission::Mode;
 use crate::provider::SessionSettings;
 
+/// Config option id of the mode picker (the same modes as `session/set_mode`).
+pub const MODE: &str = "mode";
 /// Config option id of the model picker.
 pub const MODEL: &str = "model";
 /// Config option id of the reasoning effort picker.
@@ -17,13 +25,16 @@ pub const NETWORK_ACCESS: &str = "network_access";
 /// The value meaning "whatever the provider's own configuration says".
 pub const DEFAULT_VALUE: &str = "default";
 
-/// Models and efforts a provider offers; the first entry of each is the provider default.
+/// Models and efforts a provider offers.
 #[derive(Debug, Clone)]
 pub struct OptionCatalog {
     /// `(slug, display name)` of each model.
     pub models: Vec<(String, String)>,
     /// Reasoning effort levels.
     pub efforts: Vec<String>,
+    /// The model the provider uses when the editor picks none (from its own configuration),
+    /// shown as the current model; `None` when it cannot be known without asking the provider.
+    pub default_model: Option<String>,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -31,38 +42,48 @@ pub struct OptionCatalog {
 #[non_exhaustive]
 pub enum OptionError {
     /// No option has that id.
-    #[error("unknown config option `{0}`")]
-    UnknownOption(String),
+    #[error("unknown config option `{option}`; the options are {known}")]
+    UnknownOption {
+        /// The refused id.
+        option: String,
+        /// The ids there are, listed.
+        known: String,
+    },
     /// The value is not one of the option's values.
-    #[error("`{value}` is not a value of config option `{option}`")]
+    #[error("`{value}` is not a value of config option `{option}`; it takes {expected}")]
     BadValue {
         /// The option id.
         option: String,
-        /// The refused value.
+        /// The refused value, as text.
         value: String,
+        /// What the option takes, listed.
+        expected: String,
     },
 }
 
 impl OptionCatalog {
-    /// The options as ACP config options, with current values from `settings`.
-    pub fn options(&self, settings: &SessionSettings) -> Vec<SessionConfigOption> {
-        let mut models = vec![SessionConfigSelectOption::new(
-            DEFAULT_VALUE,
-            "Default (from Codex config)",
-        )];
-        models.extend(
-            self.models
-                .iter()
-                .map(|(slug, name)| SessionConfigSelectOption::new(slug.clone(), name.clone())),
-        );
+    /// The options as ACP config options, with current values from `settings` and `mode`.
+    pub fn options(&self, settings: &SessionSettings, mode: Mode) -> Vec<SessionConfigOption> {
+        let modes = Mode::ALL
+            .iter()
+            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(m.description()))
+            .collect::<Vec<_>>();
         let mut efforts = vec![SessionConfigSelectOption::new(DEFAULT_VALUE, "Default")];
         efforts.extend(
             self.efforts
                 .iter()
                 .map(|e| SessionConfigSelectOption::new(e.clone(), capitalize(e))),
         );
+        let current_model = settings
+            .model
+            .clone()
+            .or_else(|| self.default_model.clone())
+            .unwrap_or_else(|| DEFAULT_VALUE.to_owned());
         vec![
-            SessionConfigOption::select(MODEL, "Model", current(settings.model.as_ref()), models)
+            SessionConfigOption::select(MODE, "Mode", mode.id(), modes)
+                .category(SessionConfigOptionCategory::Mode)
+                .description("What Codex may do without asking (the same as the session mode)."),
+            SessionConfigOption::select(MODEL, "Model", current_model, self.model_choices())
                 .category(SessionConfigOptionCategory::Model)
                 .description("The model Codex uses for the next turn."),
             SessionConfigOption::select(
@@ -80,40 +101,107 @@ impl OptionCatalog {
         ]
     }
 
-    /// Applies one change to `settings`.
+    /// The model picker: the model in use by default first, then the catalog.
+    fn model_choices(&self) -> Vec<SessionConfigSelectOption> {
+        let mut choices = Vec::new();
+        match &self.default_model {
+            Some(slug) if !self.models.iter().any(|(s, _)| s == slug) => {
+                choices.push(SessionConfigSelectOption::new(slug.clone(), slug.clone()));
+            }
+            Some(_) => {}
+            None => choices.push(SessionConfigSelectOption::new(
+                DEFAULT_VALUE,
+                "Default (from Codex config)",
+            )),
+        }
+        choices.extend(
+            self.models
+                .iter()
+                .map(|(slug, name)| SessionConfigSelectOption::new(slug.clone(), name.clone())),
+        );
+        choices
+    }
+
+    /// Applies one change to a session's `settings` or `mode`.
     pub fn apply(
         &self,
         settings: &mut SessionSettings,
+        mode: &mut Mode,
         id: &str,
         value: &SessionConfigOptionValue,
     ) -> Result<(), OptionError> {
-        let bad = |v: String| OptionError::BadValue {
+        let text = value_text(value);
+        let bad = |expected: String| OptionError::BadValue {
             option: id.to_owned(),
-            value: v,
+            value: text.clone(),
+            expected,
         };
-        match (id, value) {
-            (NETWORK_ACCESS, SessionConfigOptionValue::Boolean { value }) => settings.network_access = *value,
-            (MODEL, SessionConfigOptionValue::ValueId { value }) => {
-                let v = value.to_string();
-                if v != DEFAULT_VALUE && !self.models.iter().any(|(slug, _)| *slug == v) {
-                    return Err(bad(v));
+        match id {
+            MODE => {
+                *mode = Mode::from_id(&text).ok_or_else(|| bad(one_of(Mode::ALL.map(Mode::id))))?;
+            }
+            NETWORK_ACCESS => {
+                let on = match value {
+                    SessionConfigOptionValue::Boolean { value } => Some(*value),
+                    _ => parse_bool(&text),
+                };
+                settings.network_access = on.ok_or_else(|| bad("true or false".into()))?;
+            }
+            MODEL => {
+                let known = text == DEFAULT_VALUE
+                    || self.default_model.as_deref() == Some(text.as_str())
+                    || self.models.iter().any(|(slug, _)| *slug == text);
+                if !known {
+                    let mut all: Vec<&str> = self.default_model.iter().map(String::as_str).collect();
+                    all.extend(self.models.iter().map(|(s, _)| s.as_str()));
+                    all.push(DEFAULT_VALUE);
+                    return Err(bad(one_of(all)));
                 }
-                settings.model = (v != DEFAULT_VALUE).then_some(v);
+                // Choosing the model in use by default keeps following Codex's configuration.
+                let is_default =
+                    text == DEFAULT_VALUE || self.default_model.as_deref() == Some(text.as_str());
+                settings.model = (!is_default).then_some(text);
             }
-            (REASONING_EFFORT, SessionConfigOptionValue::ValueId { value }) => {
-                let v = value.to_string();
-                if v != DEFAULT_VALUE && !self.efforts.contains(&v) {
-                    return Err(bad(v));
+            REASONING_EFFORT => {
+                if text != DEFAULT_VALUE && !self.efforts.contains(&text) {
+                    let mut all: Vec<&str> = self.efforts.iter().map(String::as_str).collect();
+                    all.push(DEFAULT_VALUE);
+                    return Err(bad(one_of(all)));
                 }
-                settings.reasoning_effort = (v != DEFAULT_VALUE).then_some(v);
+                settings.reasoning_effort = (text != DEFAULT_VALUE).then_some(text);
             }
-            (MODEL | REASONING_EFFORT | NETWORK_ACCESS, other) => {
-                return Err(bad(serde_json::to_string(other).unwrap_or_default()));
+            unknown => {
+                return Err(OptionError::UnknownOption {
+                    option: unknown.to_owned(),
+                    known: one_of([MODE, MODEL, REASONING_EFFORT, NETWORK_ACCESS]),
+                });
             }
-            (unknown, _) => return Err(OptionError::UnknownOption(unknown.to_owned())),
         }
         Ok(())
     }
+}
+
+/// A value as the user typed it, never as wire JSON.
+fn value_text(value: &SessionConfigOptionValue) -> String {
+    match value {
+        SessionConfigOptionValue::Boolean { value } => value.to_string(),
+        SessionConfigOptionValue::ValueId { value } => value.to_string(),
+        _ => "(an unsupported kind of value)".to_owned(),
+    }
+}
+
+/// The string forms of a boolean that command-line clients send.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.to_ascii_lowercase().as_str() {
+        "true" | "on" | "yes" | "1" => Some(true),
+        "false" | "off" | "no" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+fn one_of<'a>(values: impl IntoIterator<Item = &'a str>) -> String {
+    let all: Vec<&str> = values.into_iter().collect();
+    format!("one of: {}", all.join(", "))
 }
 
 fn current(value: Option<&String>) -> String {
@@ -131,71 +219,112 @@ fn capitalize(s: &str) -> String {
 mod tests {
     use super::*;
 
-    fn catalog() -> OptionCatalog {
+    fn catalog(default_model: Option<&str>) -> OptionCatalog {
         OptionCatalog {
             models: vec![("gpt-5.5".into(), "GPT-5.5".into())],
             efforts: vec!["low".into(), "high".into()],
+            default_model: default_model.map(str::to_owned),
         }
     }
 
-    #[test]
-    fn options_show_current_values() {
-        let s = SessionSettings {
-            model: Some("gpt-5.5".into()),
-            reasoning_effort: None,
-            network_access: true,
-        };
-        let json = serde_json::to_value(catalog().options(&s)).unwrap();
-        assert_eq!(json[0]["currentValue"], "gpt-5.5");
-        assert_eq!(json[1]["currentValue"], "default");
-        assert_eq!(json[2]["currentValue"], true);
-        assert_eq!(json[0]["category"], "model");
+    fn id(v: &str) -> SessionConfigOptionValue {
+        SessionConfigOptionValue::ValueId {
+            value: v.to_owned().into(),
+        }
+    }
+
+    fn apply(
+        c: &OptionCatalog,
+        s: &mut SessionSettings,
+        m: &mut Mode,
+        option: &str,
+        v: &SessionConfigOptionValue,
+    ) -> Result<(), OptionError> {
+        c.apply(s, m, option, v)
     }
 
     #[test]
-    fn apply_validates_ids_and_values() {
-        let c = catalog();
-        let mut s = SessionSettings::default();
-        c.apply(
-            &mut s,
-            MODEL,
-            &SessionConfigOptionValue::ValueId {
-                value: "gpt-5.5".into(),
-            },
-        )
-        .unwrap();
+    fn options_show_current_values_and_the_model_in_use() {
+        let s = SessionSettings {
+            model: None,
+            reasoning_effort: None,
+            network_access: true,
+        };
+        let json = serde_json::to_value(catalog(Some("gpt-6.1-sol")).options(&s, Mode::Auto)).unwrap();
+        assert_eq!(json[0]["id"], "mode");
+        assert_eq!(json[0]["currentValue"], "auto");
+        assert_eq!(json[0]["category"], "mode");
+        assert_eq!(
+            json[1]["currentValue"], "gpt-6.1-sol",
+            "the model Codex will use, not `default`"
+        );
+        assert_eq!(json[1]["options"][0]["value"], "gpt-6.1-sol");
+        assert_eq!(json[2]["currentValue"], "default");
+        assert_eq!(json[3]["currentValue"], true);
+        let unknown = serde_json::to_value(catalog(None).options(&s, Mode::ReadOnly)).unwrap();
+        assert_eq!(unknown[1]["currentValue"], "default");
+    }
+
+    #[test]
+    fn mode_model_and_effort_are_validated_with_readable_errors() {
+        let c = catalog(Some("gpt-6.1-sol"));
+        let (mut s, mut m) = (SessionSettings::default(), Mode::ReadOnly);
+        apply(&c, &mut s, &mut m, MODE, &id("full-access")).unwrap();
+        assert_eq!(m, Mode::FullAccess);
+        apply(&c, &mut s, &mut m, MODEL, &id("gpt-5.5")).unwrap();
         assert_eq!(s.model.as_deref(), Some("gpt-5.5"));
-        c.apply(
+        apply(&c, &mut s, &mut m, MODEL, &id("gpt-6.1-sol")).unwrap();
+        assert_eq!(s.model, None, "the default model follows Codex's configuration");
+        let e = apply(&c, &mut s, &mut m, MODE, &id("yolo"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`yolo` is not a value of config option `mode`; it takes one of: read-only, auto, full-access"
+        );
+        let e = apply(&c, &mut s, &mut m, REASONING_EFFORT, &id("max"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("one of: low, high, default"), "{e}");
+        let e = apply(&c, &mut s, &mut m, "colour", &id("x"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown config option `colour`; the options are one of: mode"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn booleans_take_the_string_forms_clients_send() {
+        let c = catalog(None);
+        let (mut s, mut m) = (SessionSettings::default(), Mode::Auto);
+        for (text, want) in [
+            ("true", true),
+            ("false", false),
+            ("ON", true),
+            ("no", false),
+            ("1", true),
+        ] {
+            apply(&c, &mut s, &mut m, NETWORK_ACCESS, &id(text)).unwrap();
+            assert_eq!(s.network_access, want, "{text}");
+        }
+        apply(
+            &c,
             &mut s,
-            MODEL,
-            &SessionConfigOptionValue::ValueId {
-                value: "default".into(),
-            },
+            &mut m,
+            NETWORK_ACCESS,
+            &SessionConfigOptionValue::boolean(true),
         )
         .unwrap();
-        assert_eq!(s.model, None);
-        c.apply(&mut s, NETWORK_ACCESS, &SessionConfigOptionValue::boolean(true))
-            .unwrap();
         assert!(s.network_access);
-        assert!(matches!(
-            c.apply(
-                &mut s,
-                REASONING_EFFORT,
-                &SessionConfigOptionValue::ValueId { value: "max".into() }
-            ),
-            Err(OptionError::BadValue { .. })
-        ));
-        assert!(matches!(
-            c.apply(&mut s, "colour", &SessionConfigOptionValue::boolean(true)),
-            Err(OptionError::UnknownOption(_))
-        ));
-        assert!(matches!(
-            c.apply(
-                &mut s,
-                NETWORK_ACCESS,
-                &SessionConfigOptionValue::ValueId { value: "x".into() }
-            ),
-            Err(OptionError::BadValue { .. })
-        ));
+        let e = apply(&c, &mut s, &mut m, NETWORK_ACCESS, &id("maybe"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`maybe` is not a value of config option `network_access`; it takes true or false"
+        );
+        assert!(!e.contains('{'), "no wire JSON in the message");
     }
 }

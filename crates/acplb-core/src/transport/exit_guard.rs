@@ -21,7 +21,13 @@ impl ExitGuard {
     /// Starts `exe` (acplb itself) with `args`, which must lead to [`run_exit_guard`] for this
     /// process's pid.
     pub fn spawn(exe: &Path, args: &[&str]) -> std::io::Result<ExitGuard> {
-        let child = Command::new(exe)
+        let mut cmd = Command::new(exe);
+        // It needs nothing from acplb's environment, and should hold none of its secrets.
+        cmd.env_clear();
+        if let Some(level) = std::env::var_os("RUST_LOG") {
+            cmd.env("RUST_LOG", level);
+        }
+        let child = cmd
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
