@@ -12,6 +12,7 @@
 )]
 #![allow(unreachable_pub, clippy::missing_panics_doc, missing_debug_implementations)]
 
+mod acpx;
 mod atm;
 mod cli;
 mod codex;
