@@ -84,7 +84,12 @@ impl Setup {
             cwd: self.ws(),
             thread_id: thread.map(str::to_owned),
         };
-        pipeline.on_prompt(&ctx, &mut turn).unwrap();
+        // The hooks may wait on the blocking pool or a child process: a runtime drives them.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(pipeline.on_prompt(&ctx, &mut turn)).unwrap();
         turn
     }
 
