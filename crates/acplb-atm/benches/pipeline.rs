@@ -91,7 +91,12 @@ fn bench_pipeline(c: &mut Criterion) {
     }
     group.finish();
 
-    // Per prompt, not per update: reads `.git/HEAD`, counts the inbox, appends to the audit log.
+    // Per prompt, not per update: reads `.git/HEAD`, counts the inbox (on the blocking pool),
+    // appends to the audit log.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let mut group = c.benchmark_group("on_prompt");
     group.measurement_time(Duration::from_secs(3));
     let ctx = PromptContext {
@@ -112,7 +117,7 @@ fn bench_pipeline(c: &mut Criterion) {
                 env: vec![],
             },
             |mut turn| {
-                pipeline.on_prompt(&ctx, &mut turn).unwrap();
+                runtime.block_on(pipeline.on_prompt(&ctx, &mut turn)).unwrap();
                 turn
             },
             BatchSize::SmallInput,

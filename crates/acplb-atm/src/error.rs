@@ -13,6 +13,24 @@ pub enum MailError {
         /// The name as given.
         name: String,
     },
+    /// A recipient that cannot be a member's name (a path, a file name, ...).
+    #[error(
+        "`{name}` is not a valid recipient: use a member's name (letters, digits, `-`, `_`), as `agent` or `agent@team`"
+    )]
+    InvalidRecipient {
+        /// The recipient as given.
+        name: String,
+    },
+    /// A recipient the team's roster (`config.json` members) does not list.
+    #[error("`{name}` is not a member of team `{team}`; its members are: {}", members.join(", "))]
+    UnknownRecipient {
+        /// The recipient as given.
+        name: String,
+        /// The team whose roster was checked.
+        team: String,
+        /// The roster's names, in file order.
+        members: Vec<String>,
+    },
     /// Neither `ATM_HOME` nor `HOME` is set, so there is no Claude root.
     #[error("cannot locate the claude root: neither `ATM_HOME` nor `HOME` is set")]
     NoHome,
@@ -75,6 +93,14 @@ pub enum MailError {
         /// The OS error.
         #[source]
         source: std::io::Error,
+    },
+    /// `atm` did not finish within its time limit and was killed.
+    #[error("`atm {command}` did not finish within {limit:?} and was stopped")]
+    CliTimeout {
+        /// The subcommand (`send`, `list`, ...).
+        command: String,
+        /// The time limit.
+        limit: Duration,
     },
     /// `atm` exited with an error or printed output we could not understand.
     #[error("`atm {command}` failed: {message}")]

@@ -23,6 +23,7 @@ pub mod record;
 /// Secret redaction (moved to `acplb-core`, shared with transcripts and recordings).
 pub use acplb_core::redact;
 pub mod store;
+pub mod text;
 pub mod time;
 
 pub use env::{EnvSource, ProcessEnv};

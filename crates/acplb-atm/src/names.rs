@@ -1,6 +1,21 @@
-//! Agent and team names as path segments: Claude's sanitising rule plus `agent@team` parsing.
+//! Agent and team names as path segments: Claude's sanitising rule, `agent@team` parsing, and
+//! what a recipient name may look like.
 
 use crate::error::MailError;
+
+/// The longest recipient name accepted (an inbox file name must stay well under 255 bytes).
+pub const MAX_NAME_LEN: usize = 128;
+
+/// Whether `name` is a plain member name: 1 to [`MAX_NAME_LEN`] ASCII letters, digits, `-` and
+/// `_`, i.e. a name that is its own inbox file name. Paths (`/etc/passwd`), file names
+/// (`bob.json`) and everything Claude's sanitising would change are not.
+pub fn is_plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 /// Turns a name into a path segment the way Claude Code does: `[^A-Za-z0-9_-]` becomes `-`.
 ///
@@ -48,6 +63,41 @@ impl Address {
     }
 }
 
+/// A recipient as written: `agent` or `agent@team`, trimmed, nothing sanitised yet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recipient<'a> {
+    /// The agent part.
+    pub agent: &'a str,
+    /// The team part, or `None` for the sender's own team.
+    pub team: Option<&'a str>,
+}
+
+impl<'a> Recipient<'a> {
+    /// Splits `to` at its last `@`.
+    pub fn split(to: &'a str) -> Self {
+        let to = to.trim();
+        match to.rsplit_once('@') {
+            Some((agent, team)) => Self {
+                agent: agent.trim(),
+                team: Some(team.trim()),
+            },
+            None => Self {
+                agent: to,
+                team: None,
+            },
+        }
+    }
+
+    /// Refuses a recipient whose parts are not plain names (see [`is_plain_name`]).
+    pub fn check_plain(&self, to: &str) -> Result<(), MailError> {
+        if is_plain_name(self.agent) && self.team.is_none_or(is_plain_name) {
+            Ok(())
+        } else {
+            Err(MailError::InvalidRecipient { name: to.to_owned() })
+        }
+    }
+}
+
 impl std::fmt::Display for Address {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}@{}", self.agent, self.team)
@@ -71,6 +121,47 @@ mod tests {
         assert!(sanitize("  ").is_err());
         assert!(sanitize("..").is_err());
         assert!(sanitize("../etc").is_err());
+    }
+
+    #[test]
+    fn plain_names_are_their_own_file_names() {
+        for ok in ["bob", "team-lead", "arch_ctm-2", "A1"] {
+            assert!(is_plain_name(ok), "{ok}");
+        }
+        let long = "x".repeat(MAX_NAME_LEN + 1);
+        for bad in [
+            "",
+            "bob.json",
+            "/etc/passwd",
+            "../x",
+            "a b",
+            "ünï",
+            "a\nb",
+            long.as_str(),
+        ] {
+            assert!(!is_plain_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn recipients_split_at_the_last_at() {
+        assert_eq!(
+            Recipient::split(" bob "),
+            Recipient {
+                agent: "bob",
+                team: None
+            }
+        );
+        assert_eq!(
+            Recipient::split("bob@other"),
+            Recipient {
+                agent: "bob",
+                team: Some("other")
+            }
+        );
+        assert!(Recipient::split("bob@").check_plain("bob@").is_err());
+        assert!(Recipient::split("bob@../x").check_plain("bob@../x").is_err());
+        assert!(Recipient::split("bob@t-1").check_plain("bob@t-1").is_ok());
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
+
+use crate::text;
 use ulid::Ulid;
 
 /// Characters of the text kept in an automatic summary before `...` is added.
@@ -21,12 +23,13 @@ pub struct MailEnvelope {
 }
 
 /// Builds the record acplb appends: Claude's native keys first, then the ids ATM 0.x
-/// (`message_id`, a UUID) and ATM 1.1.x (`metadata.atm.messageId`, a ULID) look for.
+/// (`message_id`, a UUID) and ATM 1.1.x (`metadata.atm.messageId`, a ULID) look for. The text
+/// is stored so that Claude never takes it for a control message ([`crate::text::encode`]).
 pub(crate) fn build(from: &str, text: &str, summary: Option<&str>, id: Ulid, source_team: &str) -> Value {
     let summary = summary.map_or_else(|| auto_summary(text), str::to_owned);
     json!({
         "from": from,
-        "text": text,
+        "text": crate::text::encode(text),
         "timestamp": crate::time::format_millis(id.timestamp_ms()),
         "read": false,
         "summary": summary,
@@ -61,19 +64,11 @@ pub fn truncate(text: &str, max_chars: usize) -> String {
     format!("{head} [...truncated {} chars]", total - max_chars)
 }
 
-/// Whether `text` is Claude system traffic: a JSON object with a string `type`
-/// (`idle_notification`, `shutdown_request`, `permission_request`, ...).
-pub fn is_system_text(text: &str) -> bool {
-    let t = text.trim_start();
-    t.starts_with('{')
-        && serde_json::from_str::<Map<String, Value>>(t)
-            .is_ok_and(|m| m.get("type").is_some_and(Value::is_string))
-}
-
 /// The fields of a record that reading needs, with its key resolved.
 #[derive(Debug, Clone)]
 pub(crate) struct RecordView {
     pub(crate) from: String,
+    /// The text as stored (see [`crate::text`]).
     pub(crate) text: String,
     pub(crate) timestamp: String,
     pub(crate) read: bool,
@@ -107,16 +102,16 @@ impl RecordView {
         }
     }
 
-    /// Whether this record is system traffic rather than mail.
+    /// Whether this record is one of Claude's control messages rather than mail.
     pub(crate) fn is_system(&self) -> bool {
-        is_system_text(&self.text)
+        text::is_control_message(&self.text)
     }
 
-    /// The envelope handed to the agent, text cut to `max_chars`.
+    /// The envelope handed to the agent: the text as it was sent, cut to `max_chars`.
     pub(crate) fn envelope(&self, max_chars: usize) -> MailEnvelope {
         MailEnvelope {
             from: self.from.clone(),
-            message: truncate(&self.text, max_chars),
+            message: truncate(text::decode(&self.text), max_chars),
             timestamp: self.timestamp.clone(),
             message_id: self.key.clone(),
         }
@@ -205,12 +200,14 @@ mod tests {
     }
 
     #[test]
-    fn detects_system_traffic() {
-        assert!(is_system_text(
-            r#"{"type":"idle_notification","from":"bob","idleReason":"available"}"#
-        ));
-        assert!(!is_system_text(r#"{"kind":"x"}"#));
-        assert!(!is_system_text("{not json"));
-        assert!(!is_system_text("type: idle"));
+    fn json_texts_are_stored_with_the_marker_and_read_back_as_sent() {
+        let id = Ulid::new();
+        let sent = r#"{"type":"shutdown_request","reason":"bye"}"#;
+        let rec = build("codex", sent, None, id, "demo");
+        assert_eq!(rec["text"], format!("(text) {sent}"));
+        assert_eq!(rec["summary"], sent, "the summary is of the text as sent");
+        let view = RecordView::from_map(rec.as_object().unwrap());
+        assert!(!view.is_system());
+        assert_eq!(view.envelope(4096).message, sent);
     }
 }

@@ -13,7 +13,7 @@ use crate::error::MailError;
 use crate::inbox::lock::{InboxLock, LockPolicy};
 use crate::inbox::{InboxText, write_atomic};
 use crate::mail::{BroadcastReport, MailBackend, ReadBatch, ReadOptions, ReadReceipt, SentMessage};
-use crate::names::{Address, sanitize};
+use crate::names::{Address, Recipient, is_plain_name, sanitize};
 use crate::record::{self, RecordView};
 
 /// Lock-free reads that hit a half-written file (Claude writes in place) retry this often.
@@ -116,9 +116,9 @@ impl MailStore {
         self.inbox_path(&self.identity, &self.team)
     }
 
-    /// Sends a new message; `to` is `agent` or `agent@team`.
+    /// Sends a new message; `to` is `agent` or `agent@team` (see [`MailStore::recipient`]).
     pub fn send(&self, to: &str, message: &str, summary: Option<&str>) -> Result<SentMessage, MailError> {
-        let address = Address::parse(to, &self.team)?;
+        let address = self.recipient(to)?;
         // A fresh ULID (80 random bits) cannot be in the inbox yet, so the duplicate scan of the
         // whole file is skipped.
         self.deliver(&address, message, summary, Ulid::new(), false)
@@ -132,8 +132,49 @@ impl MailStore {
         summary: Option<&str>,
         id: Ulid,
     ) -> Result<SentMessage, MailError> {
-        let address = Address::parse(to, &self.team)?;
+        let address = self.recipient(to)?;
         self.deliver(&address, message, summary, id, true)
+    }
+
+    /// The inbox `to` (`agent` or `agent@team`) names, refusing anyone who is not a member.
+    ///
+    /// The team must exist. When it has a roster (`members` in its `config.json`), the agent
+    /// must be one of the names listed there, or that name's inbox name; without a roster it
+    /// must be a plain name (letters, digits, `-`, `_`). Paths and file names are never members.
+    pub fn recipient(&self, to: &str) -> Result<Address, MailError> {
+        let parts = Recipient::split(to);
+        let team = match parts.team {
+            None => self.team.clone(),
+            Some(team) if is_plain_name(team) => team.to_owned(),
+            Some(_) => return Err(MailError::InvalidRecipient { name: to.to_owned() }),
+        };
+        let team_dir = self.team_dir(&team);
+        if !team_dir.is_dir() {
+            return Err(MailError::UnknownTeam { team, path: team_dir });
+        }
+        let Some(members) = self.roster(&team)? else {
+            parts.check_plain(to)?;
+            return Ok(Address {
+                agent: parts.agent.to_owned(),
+                team,
+            });
+        };
+        let member = members.iter().find(|m| m.as_str() == parts.agent).or_else(|| {
+            members
+                .iter()
+                .find(|m| sanitize(m).is_ok_and(|s| s == parts.agent))
+        });
+        match member {
+            Some(name) => Ok(Address {
+                agent: sanitize(name)?,
+                team,
+            }),
+            None => Err(MailError::UnknownRecipient {
+                name: to.to_owned(),
+                team,
+                members,
+            }),
+        }
     }
 
     fn deliver(
@@ -259,24 +300,32 @@ impl MailStore {
         Ok(report)
     }
 
-    /// `members[].name` of `teams/<team>/config.json`, in file order.
+    /// `members[].name` of this store's team's `config.json`, in file order.
     pub fn team_members(&self) -> Result<Vec<String>, MailError> {
         let path = self.team_dir(&self.team).join("config.json");
-        let bad = |reason: String| MailError::TeamConfig {
+        let text = std::fs::read_to_string(&path).map_err(|e| MailError::TeamConfig {
             path: path.clone(),
-            reason,
+            reason: e.to_string(),
+        })?;
+        members_of(&path, &text)
+    }
+
+    /// The roster of `team`: `None` when it has no `config.json` or lists nobody (teams that
+    /// only ATM >= 1.2 manages have none).
+    fn roster(&self, team: &str) -> Result<Option<Vec<String>>, MailError> {
+        let path = self.team_dir(team).join("config.json");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(MailError::TeamConfig {
+                    path,
+                    reason: e.to_string(),
+                });
+            }
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| bad(e.to_string()))?;
-        let config: Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-        let members = config
-            .get("members")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("no `members` array".into()))?;
-        Ok(members
-            .iter()
-            .filter_map(|m| m.get("name")?.as_str())
-            .map(str::to_owned)
-            .collect())
+        let members = members_of(&path, &text)?;
+        Ok((!members.is_empty()).then_some(members))
     }
 
     fn mailbox_name(&self) -> String {
@@ -304,6 +353,24 @@ impl MailStore {
         self.known.put(path, Arc::clone(&inbox));
         Ok(inbox)
     }
+}
+
+/// `members[].name` of a team's `config.json` text.
+fn members_of(path: &Path, text: &str) -> Result<Vec<String>, MailError> {
+    let bad = |reason: String| MailError::TeamConfig {
+        path: path.to_owned(),
+        reason,
+    };
+    let config: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+    let members = config
+        .get("members")
+        .and_then(Value::as_array)
+        .ok_or_else(|| bad("no `members` array".into()))?;
+    Ok(members
+        .iter()
+        .filter_map(|m| m.get("name")?.as_str())
+        .map(str::to_owned)
+        .collect())
 }
 
 impl MailBackend for MailStore {

@@ -1,10 +1,13 @@
-//! Who this agent is: identity and team resolution, and the per-identity collision lock.
+//! Who this agent is: identity and team resolution, the per-identity collision lock, and the
+//! sharing of one claim by every session of a process.
 
 mod claim;
+mod shared;
 
 use std::path::{Path, PathBuf};
 
 pub use claim::IdentityClaim;
+pub use shared::SharedClaim;
 
 use crate::env::EnvSource;
 

@@ -194,7 +194,11 @@ fn pretty_element(value: &Value) -> String {
 
 /// Replaces `path` with `contents`: a temp file in the same directory (named so it never ends in
 /// `.json`, which readers would take for an inbox), fsync, rename, fsync the directory.
+///
+/// A symlinked inbox stays a symlink: the file it points to is what gets replaced.
 pub(crate) fn write_atomic(path: &Path, contents: &str) -> Result<(), MailError> {
+    let target = follow_links(path)?;
+    let path = target.as_path();
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     let name = path
         .file_name()
@@ -213,6 +217,35 @@ pub(crate) fn write_atomic(path: &Path, contents: &str) -> Result<(), MailError>
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| MailError::io("fsync directory", dir, e))
+}
+
+/// Symlinks followed before an inbox is replaced; more is a loop (Linux allows 40).
+const MAX_LINKS: usize = 40;
+
+/// `path` with every symlink at its end resolved: the file a rename must replace so that the
+/// links stay. A link to a missing file resolves to that file, which the write then creates.
+fn follow_links(path: &Path) -> Result<std::path::PathBuf, MailError> {
+    let mut at = path.to_owned();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let link = std::fs::read_link(&at).map_err(|e| MailError::io("read symlink", &at, e))?;
+                // A relative target is relative to the link's own directory.
+                at = match at.parent() {
+                    Some(dir) if link.is_relative() => dir.join(link),
+                    _ => link,
+                };
+            }
+            Ok(_) => return Ok(at),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(at),
+            Err(e) => return Err(MailError::io("inspect inbox", &at, e)),
+        }
+    }
+    Err(MailError::io(
+        "follow the symlinks of inbox",
+        path,
+        std::io::Error::other(format!("more than {MAX_LINKS} symlinks (a loop?)")),
+    ))
 }
 
 fn write_then_rename(tmp: &Path, path: &Path, contents: &str) -> Result<(), MailError> {
@@ -314,6 +347,39 @@ mod tests {
             out,
             "[{\"read\":true,\"t\":1.0},\n {\"t\": 2, \"read\" : false},{\n    \"t\": 3,\n    \"read\": true\n  }, {\"read\":true}]"
         );
+    }
+
+    #[test]
+    fn atomic_write_through_a_symlink_replaces_the_target_and_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("shared");
+        let inboxes = dir.path().join("inboxes");
+        std::fs::create_dir_all(&shared).unwrap();
+        std::fs::create_dir_all(&inboxes).unwrap();
+        std::fs::write(shared.join("bob.json"), "[]").unwrap();
+        let link = inboxes.join("bob.json");
+        std::os::unix::fs::symlink("../shared/bob.json", &link).unwrap();
+        write_atomic(&link, "[1]").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(shared.join("bob.json")).unwrap(), "[1]");
+        // A chain of links, the last one dangling: the missing file is created.
+        std::os::unix::fs::symlink(shared.join("ann.json"), shared.join("ann-link.json")).unwrap();
+        let chained = inboxes.join("ann.json");
+        std::os::unix::fs::symlink(shared.join("ann-link.json"), &chained).unwrap();
+        write_atomic(&chained, "[2]").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&chained)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(shared.join("ann.json")).unwrap(), "[2]");
+        // A loop is refused, naming the inbox, and nothing is written.
+        let looped = inboxes.join("loop.json");
+        std::os::unix::fs::symlink("loop.json", &looped).unwrap();
+        let err = write_atomic(&looped, "[3]").unwrap_err().to_string();
+        assert!(err.contains("loop.json") && err.contains("symlinks"), "{err}");
+        assert_eq!(std::fs::read_dir(&inboxes).unwrap().count(), 3);
     }
 
     #[test]

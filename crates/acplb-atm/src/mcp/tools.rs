@@ -20,7 +20,7 @@ use crate::mail::{MailBackend, ReadOptions};
 /// `atm_send` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct SendArgs {
-    /// The recipient: `agent` (same team) or `agent@team`.
+    /// The recipient, a team member's name: `agent` (same team) or `agent@team`.
     pub to: String,
     /// The message text.
     pub message: String,
@@ -135,7 +135,7 @@ impl AtmServer {
 #[tool_router]
 impl AtmServer {
     #[tool(
-        description = "Send a message to a teammate. `to` is `agent` or `agent@team`; you are always the sender."
+        description = "Send a message to a teammate. `to` is a team member's name, as `agent` or `agent@team`; you are always the sender."
     )]
     async fn atm_send(&self, Parameters(args): Parameters<SendArgs>) -> Result<String, String> {
         let (to, message, summary) = (args.to.clone(), args.message, args.summary.clone());

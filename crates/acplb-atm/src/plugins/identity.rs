@@ -14,7 +14,7 @@ use acplb_core::provider::TurnRequest;
 use super::{ATM_IDENTITY, ATM_MAIL, AUDIT, Layered, add_turn_note, origin_of, set_start_var, vars};
 use crate::context::session_context;
 use crate::env::EnvSource;
-use crate::identity::{IdentityClaim, ResolvedIdentity, resolve};
+use crate::identity::{ResolvedIdentity, SharedClaim, resolve};
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -119,7 +119,7 @@ impl PluginFactory for AtmIdentityFactory {
                     .join(format!("{}.lock", resolved.identity))
                     .display()
                     .to_string(),
-                origin: "derived; `<identity>-2`, `-3`, ... when a live session holds it".into(),
+                origin: "derived; shared by the sessions of this acplb; `<identity>-2`, `-3`, ... when another live process holds it".into(),
             },
         ];
         Ok(Built {
@@ -136,14 +136,16 @@ impl PluginFactory for AtmIdentityFactory {
     }
 }
 
-/// The identity of one session: the claim lives as long as the session's pipeline.
+/// The identity of one session. Sessions of one process share the claim (an acplb process is
+/// one team member); this session's share lives as long as its pipeline, and the claim ends
+/// with the last session or the process.
 #[derive(Debug)]
 pub struct AtmIdentity {
     resolved: ResolvedIdentity,
     identity_origin: String,
     sessions_dir: PathBuf,
     exported_home: Option<String>,
-    claim: RefCell<Option<IdentityClaim>>,
+    claim: RefCell<Option<SharedClaim>>,
     /// The block the model last received.
     delivered: RefCell<Option<String>>,
 }
@@ -160,9 +162,8 @@ impl AtmIdentity {
 
 impl Plugin for AtmIdentity {
     fn session_start(&self, start: &mut SessionStart) -> Result<(), String> {
-        let agent_id = format!("acplb:{}", start.session_id);
-        let claim = IdentityClaim::acquire(&self.sessions_dir, &self.resolved.identity, &agent_id)
-            .map_err(|e| e.to_string())?;
+        let claim =
+            SharedClaim::acquire(&self.sessions_dir, &self.resolved.identity).map_err(|e| e.to_string())?;
         tracing::info!(
             session = %start.session_id,
             identity = claim.name(),

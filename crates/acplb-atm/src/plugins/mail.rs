@@ -4,11 +4,13 @@
 use std::cell::OnceCell;
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
 
 use acplb_core::plugin::registry::{
     BuildContext, Built, ParamKind, ParamSpec, PluginFactory, PluginParams, Resolved,
 };
-use acplb_core::plugin::{Plugin, PromptContext, SessionStart};
+use acplb_core::plugin::{HookFuture, Plugin, PromptContext, SessionStart};
 use acplb_core::provider::TurnRequest;
 use agent_client_protocol::v1::schema::{EnvVariable, McpServer, McpServerStdio};
 
@@ -16,13 +18,15 @@ use super::{ATM_IDENTITY, ATM_MAIL, AUDIT, Layered, add_turn_note, start_var, va
 use crate::atm_cli::AtmCli;
 use crate::env::EnvSource;
 use crate::identity::resolve;
-use crate::mail::{MailBackend, ReadOptions};
+use crate::mail::ReadOptions;
 use crate::store::MailStore;
 
 const FILES: &str = "files";
 const ATM_CLI: &str = "atm-cli";
 const BACKENDS: &[&str] = &[FILES, ATM_CLI];
 const DEFAULT_SERVER_NAME: &str = "atm";
+/// The most a prompt waits for the count of waiting mail before it goes on without it.
+const COUNT_LIMIT: Duration = Duration::from_secs(5);
 
 const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -174,7 +178,32 @@ pub struct AtmMail {
     command: PathBuf,
     audit: Option<String>,
     /// The session's own mailbox, for the pending count; set at session start.
-    mailbox: OnceCell<Box<dyn MailBackend>>,
+    mailbox: OnceCell<Mailbox>,
+}
+
+/// The session's own mailbox, counted at each prompt without blocking the runtime thread.
+enum Mailbox {
+    /// Inbox files: the count may wait for the inbox lock, so it runs on the blocking pool.
+    Files(Arc<MailStore>),
+    /// `atm list`, run as an async child that is killed at the limit or on cancel.
+    Cli(AtmCli),
+}
+
+impl Mailbox {
+    async fn pending_count(&self) -> Result<usize, String> {
+        match self {
+            Mailbox::Cli(cli) => cli.pending_count_async().await.map_err(|e| e.to_string()),
+            Mailbox::Files(store) => {
+                let store = Arc::clone(store);
+                let count = tokio::task::spawn_blocking(move || store.pending_count());
+                match tokio::time::timeout(COUNT_LIMIT, count).await {
+                    Ok(Ok(result)) => result.map_err(|e| e.to_string()),
+                    Ok(Err(e)) => Err(format!("the mail count failed: {e}")),
+                    Err(_) => Err(format!("the mail count took longer than {COUNT_LIMIT:?}")),
+                }
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for AtmMail {
@@ -253,10 +282,10 @@ impl AtmMail {
         )
     }
 
-    fn open_mailbox(&self, sender: &Sender, atm_home: Option<&str>) -> Result<Box<dyn MailBackend>, String> {
+    fn open_mailbox(&self, sender: &Sender, atm_home: Option<&str>) -> Result<Mailbox, String> {
         if self.backend_name == ATM_CLI {
-            let cli = AtmCli::new(&sender.identity, &sender.team);
-            return Ok(Box::new(match atm_home {
+            let cli = AtmCli::new(&sender.identity, &sender.team).with_time_limit(COUNT_LIMIT);
+            return Ok(Mailbox::Cli(match atm_home {
                 Some(home) => cli.with_env(vars::HOME, home),
                 None => cli,
             }));
@@ -266,9 +295,9 @@ impl AtmMail {
             None => crate::env::claude_root(self.env.as_ref())
                 .ok_or("cannot find the team inboxes: set `ATM_HOME` or `HOME`")?,
         };
-        Ok(Box::new(
+        Ok(Mailbox::Files(Arc::new(
             MailStore::new(root, &sender.identity, &sender.team).map_err(|e| e.to_string())?,
-        ))
+        )))
     }
 }
 
@@ -303,17 +332,19 @@ impl Plugin for AtmMail {
         Ok(())
     }
 
-    fn prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {
-        let Some(mailbox) = self.mailbox.get() else {
-            return Ok(());
-        };
-        // Advisory: a mailbox that cannot be counted must not cost the user their prompt.
-        match mailbox.pending_count() {
-            Ok(0) => {}
-            Ok(n) => add_turn_note(ctx, turn, pending_line(n, &self.server_name), true),
-            Err(error) => tracing::warn!(%error, "could not count waiting team mail"),
-        }
-        Ok(())
+    fn prompt_async<'a>(&'a self, ctx: &'a PromptContext, turn: &'a mut TurnRequest) -> HookFuture<'a> {
+        Box::pin(async move {
+            let Some(mailbox) = self.mailbox.get() else {
+                return Ok(());
+            };
+            // Advisory: a mailbox that cannot be counted must not cost the user their prompt.
+            match mailbox.pending_count().await {
+                Ok(0) => {}
+                Ok(n) => add_turn_note(ctx, turn, pending_line(n, &self.server_name), true),
+                Err(error) => tracing::warn!(%error, "could not count waiting team mail"),
+            }
+            Ok(())
+        })
     }
 }
 

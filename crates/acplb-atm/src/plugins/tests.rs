@@ -84,7 +84,12 @@ impl Setup {
             cwd: self.ws(),
             thread_id: thread.map(str::to_owned),
         };
-        pipeline.on_prompt(&ctx, &mut turn).unwrap();
+        // The hooks may wait on the blocking pool or a child process: a runtime drives them.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(pipeline.on_prompt(&ctx, &mut turn)).unwrap();
         turn
     }
 
@@ -272,15 +277,37 @@ fn a_bad_limit_names_its_line() {
 }
 
 #[test]
-fn a_second_session_with_the_same_identity_gets_a_suffix_and_a_dead_holder_is_reclaimed() {
+fn sessions_of_one_process_share_the_identity_until_the_last_one_closes() {
     let s = Setup::new();
-    let (first, _) = s.start(ALL, vec![]).unwrap();
-    let (second, start) = s.start(ALL, vec![]).unwrap();
-    assert_eq!(var(&start, "ATM_IDENTITY"), Some("arch-ctm-2"));
-    let turn = s.prompt(&second);
-    assert!(turn.developer_instructions[1].contains("Identity:  arch-ctm-2\n"));
-    drop((first, second));
+    let sessions: Vec<(Pipeline, SessionStart)> = (0..3).map(|_| s.start(ALL, vec![]).unwrap()).collect();
+    for (pipeline, start) in &sessions {
+        assert_eq!(var(start, "ATM_IDENTITY"), Some("arch-ctm"));
+        assert!(s.prompt(pipeline).developer_instructions[1].contains("Identity:  arch-ctm\n"));
+        assert!(
+            stdio(start, "atm")
+                .args
+                .windows(2)
+                .any(|w| w == ["--identity", "arch-ctm"])
+        );
+    }
+    assert!(
+        !s.lock("demo", "arch-ctm-2").exists(),
+        "no session claimed a name of its own"
+    );
+    let mut sessions = sessions.into_iter();
+    drop(sessions.next());
+    drop(sessions.next());
+    assert!(s.lock("demo", "arch-ctm").is_file(), "one session still holds it");
+    drop(sessions.next());
+    assert!(
+        !s.lock("demo", "arch-ctm").exists(),
+        "released when the last session closes"
+    );
+}
 
+#[test]
+fn a_dead_holder_is_reclaimed_and_a_live_process_forces_a_suffix() {
+    let s = Setup::new();
     let dead = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
     drop(dead.wait_with_output());
@@ -290,11 +317,25 @@ fn a_second_session_with_the_same_identity_gets_a_suffix_and_a_dead_holder_is_re
         format!("{{\"pid\":{dead_pid},\"agent_id\":\"gone\"}}"),
     )
     .unwrap();
-    let (_p, start) = s.start(ALL, vec![]).unwrap();
+    let (first, start) = s.start(ALL, vec![]).unwrap();
     assert_eq!(var(&start, "ATM_IDENTITY"), Some("arch-ctm"));
     let record: serde_json::Value =
         serde_json::from_slice(&std::fs::read(s.lock("demo", "arch-ctm")).unwrap()).unwrap();
     assert_eq!(record["pid"], i64::from(std::process::id()));
+    drop(first);
+
+    // Another live process (here a child) holding the name is another member: a suffix.
+    let mut other = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    std::fs::write(
+        s.lock("demo", "arch-ctm"),
+        format!("{{\"pid\":{},\"agent_id\":\"other\"}}", other.id()),
+    )
+    .unwrap();
+    let started = s.start(ALL, vec![]);
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let (_p, start) = started.unwrap();
+    assert_eq!(var(&start, "ATM_IDENTITY"), Some("arch-ctm-2"));
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! The `atm` CLI backend against a fake `atm` script on `PATH` that replays ATM 1.6.1 output.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use acplb_atm::atm_cli::AtmCli;
 use acplb_atm::{MailBackend, MailError, ReadOptions};
@@ -12,6 +13,7 @@ const FAKE_ATM: &str = r#"#!/bin/sh
 # Logs identity, team and argv (one per line), then replays a recorded --json output.
 { echo "=== $ATM_IDENTITY $ATM_TEAM"; for a in "$@"; do echo "$a"; done; } >> "$FAKE_ATM_LOG"
 if [ -n "$FAKE_ATM_FAIL" ]; then echo "boom: daemon unreachable" >&2; exit 3; fi
+if [ -n "$FAKE_ATM_HANG" ]; then exec sleep 30; fi
 case "$1" in
   send|list|members) cat "$FAKE_ATM_FIXTURES/$1.json" ;;
   peek) cat "$FAKE_ATM_FIXTURES/peek-$3.json" ;;
@@ -165,4 +167,83 @@ fn failures_carry_stderr() {
         text.starts_with("`atm send` failed: exit status: 3") && text.contains("boom: daemon unreachable"),
         "{text}"
     );
+}
+
+#[test]
+fn json_texts_are_sent_with_the_marker_and_bad_recipients_never_reach_atm() {
+    let fake = Fake::new();
+    let cli = fake.cli("alice");
+    cli.send("bob", r#"{"type":"shutdown_request"}"#, None).unwrap();
+    let (_, argv) = fake.calls().pop().unwrap();
+    assert_eq!(argv.last().unwrap(), r#"(text) {"type":"shutdown_request"}"#);
+    assert_eq!(argv[2], r#"--summary={"type":"shutdown_request"}"#);
+    for to in ["bob.json", "/etc/passwd", "bob@../x"] {
+        let err = cli.send(to, "x", None).unwrap_err();
+        assert!(matches!(err, MailError::InvalidRecipient { .. }), "{to}: {err}");
+    }
+    assert_eq!(fake.calls().len(), 1, "atm was not run for them");
+}
+
+/// Replays `list` with two unread rows whose texts are given.
+fn fixtures_with_texts(dir: &Path, texts: [&str; 2]) {
+    let ids = ["01M80K2RX5P1DEJQ80SWWDXH8H", "01M80K2RXK9RXYJYYD52Z86CZJ"];
+    let rows: Vec<_> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            serde_json::json!({"message_id": id, "from": "lead", "read": false,
+                "timestamp": format!("2026-11-22T02:59:0{i}.000Z")})
+        })
+        .collect();
+    let list = serde_json::json!({"rows": rows, "bucket_counts": {"unread": 2}});
+    std::fs::write(dir.join("list.json"), list.to_string()).unwrap();
+    for (id, text) in ids.iter().zip(texts) {
+        let peek = serde_json::json!({"message": {"from": "lead", "text": text, "timestamp": "t", "message_id": id}});
+        std::fs::write(dir.join(format!("peek-{id}.json")), peek.to_string()).unwrap();
+    }
+}
+
+#[test]
+fn reading_takes_the_marker_off_and_skips_only_control_messages() {
+    let fake = Fake::new();
+    let fixtures = fake.dir.path().join("fixtures");
+    std::fs::create_dir(&fixtures).unwrap();
+    fixtures_with_texts(
+        &fixtures,
+        [
+            r#"(text) {"type":"shutdown_request"}"#,
+            r#"{"type":"idle_notification"}"#,
+        ],
+    );
+    let batch = fake
+        .cli("bob")
+        .with_env("FAKE_ATM_FIXTURES", &fixtures)
+        .read(&ReadOptions::default())
+        .unwrap();
+    let texts: Vec<_> = batch.messages.iter().map(|m| m.message.as_str()).collect();
+    assert_eq!(texts, [r#"{"type":"shutdown_request"}"#]);
+}
+
+#[test]
+fn a_hanging_atm_is_stopped_at_the_time_limit() {
+    let fake = Fake::new();
+    let cli = fake
+        .cli("bob")
+        .with_env("FAKE_ATM_HANG", "1")
+        .with_time_limit(Duration::from_millis(300));
+    let start = Instant::now();
+    let err = cli.pending_count().unwrap_err();
+    assert!(matches!(err, MailError::CliTimeout { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "`atm list` did not finish within 300ms and was stopped"
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let err = runtime.block_on(cli.pending_count_async()).unwrap_err();
+    assert!(matches!(err, MailError::CliTimeout { .. }), "{err}");
+    // Generous: both calls give up at 300 ms instead of waiting out the 30 s.
+    assert!(start.elapsed() < Duration::from_secs(10), "{:?}", start.elapsed());
 }

@@ -91,8 +91,8 @@ fn zero_byte_inbox_is_empty_and_writable() {
 #[test]
 fn append_preserves_foreign_records_byte_for_byte() {
     let root = v112_root();
-    std::fs::copy(fixture("claude-native/bob.json"), inbox(root.path(), "carol")).unwrap();
-    for agent in ["bob", "alice", "carol"] {
+    std::fs::copy(fixture("claude-native/bob.json"), inbox(root.path(), "team-lead")).unwrap();
+    for agent in ["bob", "alice", "team-lead"] {
         let path = inbox(root.path(), agent);
         let before = std::fs::read_to_string(&path).unwrap();
         store(root.path(), "codex")
@@ -205,15 +205,9 @@ fn corrupt_inbox_is_never_overwritten() {
 }
 
 #[test]
-fn names_are_sanitised_and_teams_must_exist() {
+fn teams_must_exist_and_cross_team_mail_names_its_source() {
     let root = empty_root();
     let codex = store(root.path(), "codex");
-    codex.send("arch.ctm", "hi", None).unwrap();
-    assert!(inbox(root.path(), "arch-ctm").exists());
-    assert!(matches!(
-        codex.send("..", "x", None),
-        Err(MailError::InvalidName { .. })
-    ));
     assert!(matches!(
         codex.send("bob@other", "x", None),
         Err(MailError::UnknownTeam { .. })

@@ -9,6 +9,7 @@
 
 mod atm_cli;
 mod concurrency;
+mod hostile;
 mod identity;
 mod interop;
 mod mcp;

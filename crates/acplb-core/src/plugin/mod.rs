@@ -10,6 +10,7 @@ pub use pipeline::{Pipeline, PluginEntry};
 pub use source::{ComposerPipelines, NoPlugins, PipelineSource, PluginResolution};
 
 use agent_client_protocol::v1::schema::{McpServer, SessionId, SessionUpdate};
+use futures::future::LocalBoxFuture;
 
 use crate::provider::TurnRequest;
 
@@ -59,6 +60,9 @@ pub struct PromptContext {
     pub thread_id: Option<String>,
 }
 
+/// What [`Plugin::prompt_async`] returns: a future on the session's thread (not `Send`).
+pub type HookFuture<'a> = LocalBoxFuture<'a, Result<(), String>>;
+
 /// A plugin: every hook has a do-nothing default, so a plugin implements only what it needs.
 pub trait Plugin {
     /// Called once when a session starts.
@@ -68,8 +72,21 @@ pub trait Plugin {
 
     /// Called for every prompt before it reaches the provider; may rewrite it or add
     /// developer instructions and environment for this turn.
+    ///
+    /// For work that never waits. Called by the default [`Plugin::prompt_async`].
     fn prompt(&self, _ctx: &PromptContext, _turn: &mut TurnRequest) -> Result<(), String> {
         Ok(())
+    }
+
+    /// The prompt hook as the pipeline runs it: a future the session awaits, so a plugin can
+    /// wait for files under a lock or a child process without stalling other sessions.
+    ///
+    /// Every session shares one thread, so the wait itself must be async
+    /// (`tokio::task::spawn_blocking`, `tokio::process`, `tokio::time`), never a blocking call,
+    /// and bounded by a time limit. A `session/cancel` drops the future. The default runs
+    /// [`Plugin::prompt`].
+    fn prompt_async<'a>(&'a self, ctx: &'a PromptContext, turn: &'a mut TurnRequest) -> HookFuture<'a> {
+        Box::pin(std::future::ready(self.prompt(ctx, turn)))
     }
 
     /// Called for every session update; returns the update (possibly changed) or `None` to drop it.

@@ -2,6 +2,7 @@
 //! required plugins failing the operation and optional ones logged and skipped.
 
 use agent_client_protocol::v1::schema::{SessionId, SessionUpdate};
+use tracing::Instrument as _;
 
 use super::{Plugin, PluginError, PromptContext, SessionStart};
 use crate::provider::TurnRequest;
@@ -47,9 +48,14 @@ impl Pipeline {
         self.run_fallible(|p| p.session_start(start))
     }
 
-    /// Runs every `prompt` hook.
-    pub fn on_prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), PluginError> {
-        self.run_fallible(|p| p.prompt(ctx, turn))
+    /// Runs every `prompt` hook, awaiting each in order.
+    pub async fn on_prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), PluginError> {
+        for entry in &self.entries {
+            let span = tracing::debug_span!("plugin", id = %entry.id, hook = "prompt");
+            let result = entry.plugin.prompt_async(ctx, turn).instrument(span).await;
+            settle(entry, result)?;
+        }
+        Ok(())
     }
 
     /// Runs every `update` hook; `None` when a plugin dropped the update.
@@ -75,16 +81,24 @@ impl Pipeline {
     ) -> Result<(), PluginError> {
         for entry in &self.entries {
             let _span = tracing::debug_span!("plugin", id = %entry.id).entered();
-            if let Err(message) = hook(entry.plugin.as_ref()) {
-                let err = PluginError::new(&entry.id, message);
-                if entry.required {
-                    return Err(err);
-                }
-                tracing::warn!(error = %err, "optional plugin failed; skipped");
-            }
+            settle(entry, hook(entry.plugin.as_ref()))?;
         }
         Ok(())
     }
+}
+
+/// A hook's result: a required plugin's failure stops the operation, an optional one's is
+/// logged and skipped.
+fn settle(entry: &PluginEntry, result: Result<(), String>) -> Result<(), PluginError> {
+    let Err(message) = result else {
+        return Ok(());
+    };
+    let err = PluginError::new(&entry.id, message);
+    if entry.required {
+        return Err(err);
+    }
+    tracing::warn!(error = %err, "optional plugin failed; skipped");
+    Ok(())
 }
 
 #[cfg(test)]
@@ -112,6 +126,27 @@ mod tests {
         }
         fn update(&self, _s: &SessionId, u: SessionUpdate) -> Option<SessionUpdate> {
             (!self.fail).then_some(u)
+        }
+    }
+
+    /// A plugin whose prompt hook waits before it writes, as one waiting for a child would.
+    struct Waiter {
+        name: &'static str,
+        log: Rc<RefCell<Vec<String>>>,
+    }
+
+    impl Plugin for Waiter {
+        fn prompt_async<'a>(
+            &'a self,
+            _c: &'a PromptContext,
+            turn: &'a mut TurnRequest,
+        ) -> crate::plugin::HookFuture<'a> {
+            Box::pin(async move {
+                tokio::task::yield_now().await;
+                self.log.borrow_mut().push(self.name.to_owned());
+                turn.developer_instructions.push(self.name.to_owned());
+                Ok(())
+            })
         }
     }
 
@@ -145,24 +180,42 @@ mod tests {
         }
     }
 
-    #[test]
-    fn hooks_run_in_order_and_optional_failures_are_skipped() {
+    #[tokio::test]
+    async fn hooks_run_in_order_and_optional_failures_are_skipped() {
         let log = Rc::default();
         let p = Pipeline::new(vec![entry("a", false, true, &log), entry("b", true, false, &log)]);
         let mut t = turn();
-        p.on_prompt(&ctx(), &mut t).unwrap();
+        p.on_prompt(&ctx(), &mut t).await.unwrap();
         assert_eq!(*log.borrow(), vec!["a", "b"]);
         assert_eq!(t.developer_instructions, vec!["a", "b"]);
     }
 
-    #[test]
-    fn a_required_failure_names_the_plugin_and_stops() {
+    #[tokio::test]
+    async fn async_hooks_are_awaited_in_order_beside_sync_ones() {
+        let log: Rc<RefCell<Vec<String>>> = Rc::default();
+        let waiter = |name: &'static str| PluginEntry {
+            id: name.into(),
+            required: true,
+            plugin: Box::new(Waiter {
+                name,
+                log: log.clone(),
+            }),
+        };
+        let p = Pipeline::new(vec![waiter("w1"), entry("s", true, false, &log), waiter("w2")]);
+        let mut t = turn();
+        p.on_prompt(&ctx(), &mut t).await.unwrap();
+        assert_eq!(*log.borrow(), vec!["w1", "s", "w2"]);
+        assert_eq!(t.developer_instructions, vec!["w1", "s", "w2"]);
+    }
+
+    #[tokio::test]
+    async fn a_required_failure_names_the_plugin_and_stops() {
         let log = Rc::default();
         let p = Pipeline::new(vec![
             entry("first", true, true, &log),
             entry("second", true, false, &log),
         ]);
-        let err = p.on_prompt(&ctx(), &mut turn()).unwrap_err();
+        let err = p.on_prompt(&ctx(), &mut turn()).await.unwrap_err();
         assert_eq!(err.plugin, "first");
         assert_eq!(err.to_string(), "plugin `first` failed: boom");
         assert_eq!(*log.borrow(), vec!["first"]);

@@ -46,8 +46,15 @@ pub(crate) enum SessionMsg {
     Shutdown,
 }
 
-type TurnFuture =
-    Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, Result<TurnOutcome, ProviderError>)>>>;
+type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
+
+/// How a turn future ended.
+enum TurnEnd {
+    /// The provider ran the turn, or a cancel stopped it before the provider started.
+    Ran(Result<TurnOutcome, ProviderError>),
+    /// A required plugin refused the prompt; the provider never saw it.
+    Refused(agent_client_protocol::Error),
+}
 
 struct Running {
     responder: Responder<PromptResponse>,
@@ -119,10 +126,13 @@ impl SessionActor {
                     None => self.on_msg(SessionMsg::Shutdown),
                 },
                 // Cancel-safe: the turn future is kept in `turn` and polled again next time.
-                (provider, result) = poll_turn(&mut turn) => {
+                (provider, end) = poll_turn(&mut turn) => {
                     turn = None;
                     self.provider = Some(provider);
-                    self.finish_turn(result);
+                    match end {
+                        TurnEnd::Ran(result) => self.finish_turn(result),
+                        TurnEnd::Refused(error) => self.refuse_turn(error),
+                    }
                 }
             }
         }
@@ -229,7 +239,7 @@ impl SessionActor {
                 reply(responder.respond_with_internal_error("acplb lost its provider session"));
                 return None;
             };
-            let turn = match self.prepare_turn(&req, provider.thread_id()) {
+            let mut turn = match self.new_turn(&req) {
                 Ok(turn) => turn,
                 Err(err) => {
                     self.provider = Some(provider);
@@ -237,41 +247,61 @@ impl SessionActor {
                     continue;
                 }
             };
+            let ctx = PromptContext {
+                session_id: self.id.clone(),
+                cwd: self.cwd.clone(),
+                thread_id: provider.thread_id(),
+            };
             let cancel = CancellationToken::new();
             watch_request_cancel(&responder, &cancel);
             let sink = self.sink();
+            let pipeline = self.pipeline.clone();
             let token = cancel.clone();
             self.running = Some(Running { responder, cancel });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {
+                // Plugins may wait here (a mail count, an `atm` call); the wait is part of the
+                // turn, so other sessions go on and a cancel ends it.
+                let hooks = tokio::select! {
+                    // A cancel that came first wins, even over hooks that are ready at once.
+                    biased;
+                    // A cancel drops the hooks' future, and with it whatever they wait for.
+                    () = token.cancelled() => {
+                        let cancelled = TurnOutcome { stop_reason: StopReason::Cancelled, usage: None };
+                        return (provider, TurnEnd::Ran(Ok(cancelled)));
+                    }
+                    // Polled only here; nothing of it outlives this `select!`.
+                    result = pipeline.on_prompt(&ctx, &mut turn) => result,
+                };
+                if let Err(e) = hooks {
+                    return (provider, TurnEnd::Refused(wire_error::plugin(&e)));
+                }
                 let result = provider.run_turn(turn, &sink, token).await;
-                (provider, result)
+                (provider, TurnEnd::Ran(result))
             }));
         }
     }
 
-    fn prepare_turn(
-        &self,
-        req: &PromptRequest,
-        thread_id: Option<String>,
-    ) -> Result<TurnRequest, agent_client_protocol::Error> {
+    /// The turn for `req` before the plugins have seen it.
+    fn new_turn(&self, req: &PromptRequest) -> Result<TurnRequest, agent_client_protocol::Error> {
         let input = prompt::flatten(&req.prompt).map_err(|e| wire_error::invalid_params(e.to_string()))?;
-        let mut turn = TurnRequest {
+        Ok(TurnRequest {
             prompt: input,
             mode: self.mode,
             settings: self.settings.clone(),
             developer_instructions: Vec::new(),
             env: Vec::new(),
+        })
+    }
+
+    /// A required plugin refused the prompt: answer with its error; no turn ran.
+    fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
+        let Some(Running { responder, cancel }) = self.running.take() else {
+            return;
         };
-        let ctx = PromptContext {
-            session_id: self.id.clone(),
-            cwd: self.cwd.clone(),
-            thread_id,
-        };
-        self.pipeline
-            .on_prompt(&ctx, &mut turn)
-            .map_err(|e| wire_error::plugin(&e))?;
-        Ok(turn)
+        cancel.cancel();
+        tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
+        reply(responder.respond_with_error(error));
     }
 
     fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
@@ -303,9 +333,7 @@ impl SessionActor {
 }
 
 /// Polls the running turn, or never resolves when there is none.
-async fn poll_turn(
-    turn: &mut Option<TurnFuture>,
-) -> (Box<dyn ProviderSession>, Result<TurnOutcome, ProviderError>) {
+async fn poll_turn(turn: &mut Option<TurnFuture>) -> (Box<dyn ProviderSession>, TurnEnd) {
     match turn {
         Some(fut) => fut.await,
         None => std::future::pending().await,
