@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals};
 use crate::files::{NoSnapshot, Snapshot, TurnFiles};
 use crate::transcript::Transcript;
+use crate::wire::{ChangeKind, Event, ItemKind};
 
 /// What the stream said about the turn's end.
 pub(crate) enum End {
@@ -89,6 +90,11 @@ impl TurnStream {
             };
             self.files = Some(TurnFiles::new(snapshot));
         }
+        if let Some(files) = self.files.as_mut()
+            && line.contains("\"file_change\"")
+        {
+            files.prefetch(changed_paths(line)).await;
+        }
         let texts: &mut dyn FileTexts = match self.files.as_mut() {
             Some(f) => f,
             None => &mut NoFileTexts,
@@ -146,4 +152,23 @@ impl TurnStream {
             sink.update(update);
         }
     }
+}
+
+/// The files of a `file_change` line whose old text the decoder will ask for (updated or
+/// deleted ones); none when the line is something else or malformed.
+fn changed_paths(line: &str) -> Vec<std::path::PathBuf> {
+    let Ok(Event::ItemStarted(item) | Event::ItemUpdated(item) | Event::ItemCompleted(item)) =
+        serde_json::from_str::<Event>(line)
+    else {
+        return Vec::new();
+    };
+    let ItemKind::FileChange(change) = item.kind else {
+        return Vec::new();
+    };
+    change
+        .changes
+        .into_iter()
+        .filter(|c| matches!(c.kind, ChangeKind::Update | ChangeKind::Delete))
+        .map(|c| c.path.into())
+        .collect()
 }
