@@ -96,6 +96,22 @@ pub(crate) enum McpCommand {
     /// identity, over stdio. Honours `ATM_HOME` (else `HOME`): inboxes are under
     /// `<ATM_HOME>/.claude/teams/<team>/inboxes/`.
     Atm(AtmArgs),
+    /// Starts a client's stdio MCP server with the environment acplb handed over through Codex
+    /// (acplb registers this itself; see `mcp_launch.rs`).
+    #[command(hide = true)]
+    Launch(LaunchArgs),
+}
+
+/// Options of `acplb mcp launch`.
+#[derive(Debug, Args)]
+pub(crate) struct LaunchArgs {
+    /// Sets `NAME` for the server to the value of the variable `VAR`, and removes `VAR`.
+    #[arg(long = "env", value_name = "NAME=VAR")]
+    pub env: Vec<String>,
+
+    /// The server's program and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Options of `acplb mcp atm`.

@@ -10,6 +10,7 @@ mod codex_path;
 mod config_check;
 mod doctor;
 mod mcp;
+mod mcp_launch;
 mod pipelines;
 mod serve;
 
@@ -39,6 +40,7 @@ fn main() -> ExitCode {
             config_check::run(&cli, workspace.as_deref())
         }
         Some(cli::Command::Mcp(cli::McpCommand::Atm(ref args))) => mcp::run_atm(args).map(|()| true),
+        Some(cli::Command::Mcp(cli::McpCommand::Launch(ref args))) => mcp_launch::run(args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -3,13 +3,27 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use acplb_codex::{CodexAdapter, CodexOptions, default_catalog};
+use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher, default_catalog};
 use acplb_core::runtime::{Server, ServerOptions};
 use anyhow::Context as _;
 
 use crate::cli::Cli;
 use crate::codex_path;
 use crate::pipelines;
+
+/// `acplb mcp launch` of this very binary: how client MCP servers get their `env` values.
+fn mcp_launcher() -> Option<McpLauncher> {
+    match std::env::current_exe() {
+        Ok(program) => Some(McpLauncher {
+            program,
+            args: vec!["mcp".into(), "launch".into()],
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot find the acplb executable; MCP servers with `env` will be refused");
+            None
+        }
+    }
+}
 
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     // The composer file first: a bad one stops acplb before it serves anything.
@@ -32,6 +46,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let mut options = CodexOptions::new(program);
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
+    options.mcp_launcher = mcp_launcher();
     let provider = Rc::new(CodexAdapter::new(options));
     let server = Server::new(
         provider,

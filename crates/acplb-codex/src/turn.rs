@@ -5,6 +5,7 @@
 use std::process::ExitStatus;
 
 use acplb_core::provider::SessionSink;
+use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::ProcessEvent;
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use tokio::task::JoinHandle;
@@ -28,6 +29,8 @@ pub(crate) struct TurnStream {
     /// Made on the first `file_change`, from the snapshot (waiting for it if need be).
     files: Option<TurnFiles>,
     transcript: Transcript,
+    /// For the log of Codex's stderr.
+    secrets: KnownSecrets,
     out: Vec<SessionUpdate>,
     end: Option<End>,
     thread: Option<String>,
@@ -39,12 +42,14 @@ impl TurnStream {
         options: DecoderOptions,
         snapshot: Option<SnapshotTask>,
         transcript: Transcript,
+        secrets: KnownSecrets,
     ) -> Self {
         Self {
             decoder: Decoder::new(options),
             snapshot,
             files: None,
             transcript,
+            secrets,
             out: Vec::new(),
             end: None,
             thread: None,
@@ -66,7 +71,10 @@ impl TurnStream {
             }
             ProcessEvent::Stderr(line) => {
                 self.transcript.stderr(&line);
-                tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                if tracing::enabled!(target: "acplb::codex::stderr", tracing::Level::DEBUG) {
+                    let line = self.secrets.redact(&line);
+                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                }
                 self.decoder.stderr_line(&line, &mut self.out);
             }
             ProcessEvent::Exited(status) => {
