@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_launch;
 mod pipelines;
 mod serve;
+mod turn_timeout;
 
 use std::process::ExitCode;
 

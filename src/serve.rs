@@ -56,6 +56,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
             agent_version: env!("CARGO_PKG_VERSION").into(),
             catalog: default_catalog(),
             shutdown_grace: Duration::from_millis(900),
+            turn_timeout: cli.turn_timeout.limit(),
         },
     );
     let runtime = tokio::runtime::Builder::new_current_thread()

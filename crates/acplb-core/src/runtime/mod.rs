@@ -26,6 +26,9 @@ pub struct ServerOptions {
     pub catalog: OptionCatalog,
     /// How long shutdown may take before children are abandoned to their kill-on-drop.
     pub shutdown_grace: Duration,
+    /// The longest one turn may run before it is stopped and answered with a timeout error
+    /// (`None`: no limit).
+    pub turn_timeout: Option<Duration>,
 }
 
 /// The runtime: an ACP connection plus the session actors, all on the current `LocalSet`.
