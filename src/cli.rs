@@ -51,6 +51,20 @@ pub(crate) struct Cli {
     )]
     pub transcript_dir: Option<PathBuf>,
 
+    /// The longest one turn may run, e.g. `90s`, `30m`, `1h 30m`; `0` for no limit. A turn that
+    /// hits it is stopped (Codex and its commands are killed, as on cancel) and the prompt gets
+    /// an error saying so; what the turn produced until then stays in the editor.
+    #[arg(
+        long,
+        env = "ACPLB_TURN_TIMEOUT",
+        value_name = "DURATION",
+        default_value = crate::turn_timeout::DEFAULT,
+        value_parser = crate::turn_timeout::parse,
+        global = true,
+        help_heading = "Global options"
+    )]
+    pub turn_timeout: crate::turn_timeout::TurnTimeout,
+
     /// The plugin pipeline, `composer.toml` (default: `$ACPLB_COMPOSER`, else `composer.toml`
     /// in the session's workspace, else `~/.config/acplb/composer.toml`). A file named here or in
     /// `$ACPLB_COMPOSER` is checked at startup: an error stops acplb.
@@ -103,6 +117,22 @@ pub(crate) enum McpCommand {
     /// identity, over stdio. Honours `ATM_HOME` (else `HOME`): inboxes are under
     /// `<ATM_HOME>/.claude/teams/<team>/inboxes/`.
     Atm(AtmArgs),
+    /// Starts a client's stdio MCP server with the environment acplb handed over through Codex
+    /// (acplb registers this itself; see `mcp_launch.rs`).
+    #[command(hide = true)]
+    Launch(LaunchArgs),
+}
+
+/// Options of `acplb mcp launch`.
+#[derive(Debug, Args)]
+pub(crate) struct LaunchArgs {
+    /// Sets `NAME` for the server to the value of the variable `VAR`, and removes `VAR`.
+    #[arg(long = "env", value_name = "NAME=VAR")]
+    pub env: Vec<String>,
+
+    /// The server's program and its arguments.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 /// Options of `acplb mcp atm`.

@@ -10,8 +10,10 @@ mod codex_path;
 mod config_check;
 mod doctor;
 mod mcp;
+mod mcp_launch;
 mod pipelines;
 mod serve;
+mod turn_timeout;
 
 use std::process::ExitCode;
 
@@ -46,6 +48,7 @@ fn main() -> ExitCode {
             }
             Ok(true)
         }
+        Some(cli::Command::Mcp(cli::McpCommand::Launch(ref args))) => mcp_launch::run(args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

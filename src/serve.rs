@@ -3,7 +3,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use acplb_codex::{CodexAdapter, CodexOptions};
+use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher};
 use acplb_core::runtime::{Server, ServerOptions};
 use acplb_core::transport::ExitGuard;
 use acplb_core::transport::stdio::{Wire, WireLimits};
@@ -12,6 +12,20 @@ use anyhow::Context as _;
 use crate::cli::Cli;
 use crate::codex_path;
 use crate::pipelines;
+
+/// `acplb mcp launch` of this very binary: how client MCP servers get their `env` values.
+fn mcp_launcher() -> Option<McpLauncher> {
+    match std::env::current_exe() {
+        Ok(program) => Some(McpLauncher {
+            program,
+            args: vec!["mcp".into(), "launch".into()],
+        }),
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot find the acplb executable; MCP servers with `env` will be refused");
+            None
+        }
+    }
+}
 
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     // The composer file first: a bad one stops acplb before it serves anything.
@@ -34,6 +48,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let mut options = CodexOptions::new(program);
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
+    options.mcp_launcher = mcp_launcher();
     let provider = Rc::new(CodexAdapter::new(options));
     // Kept until acplb exits; if acplb is killed outright, the guard cleans up instead.
     let _guard = exit_guard();
@@ -53,6 +68,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
                 catalog: acplb_codex::catalog(&cli.config),
                 shutdown_grace: Duration::from_millis(900),
                 output_flow: wire.flow,
+                turn_timeout: cli.turn_timeout.limit(),
             },
         );
         let result = server.serve(wire.transport, stop_signal()).await;

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use acplb_core::permission::Sandbox;
 use acplb_core::provider::TurnRequest;
-use agent_client_protocol::v1::schema::McpServer;
 
 /// Everything that shapes the arguments of one turn.
 #[derive(Debug)]
@@ -15,7 +14,8 @@ pub(crate) struct TurnArgs<'a> {
     pub user_overrides: &'a [String],
     pub cwd: &'a Path,
     pub turn: &'a TurnRequest,
-    pub mcp_servers: &'a [McpServer],
+    /// `-c` entries registering the session's MCP servers (see `mcp.rs`; they hold no secret).
+    pub mcp_overrides: &'a [String],
     /// Developer instructions to send (the user's own already merged in).
     pub developer_instructions: Option<String>,
     pub images: &'a [PathBuf],
@@ -47,10 +47,8 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     if let Some(text) = &a.developer_instructions {
         config(format!("developer_instructions={}", toml_str(text)));
     }
-    for server in a.mcp_servers {
-        for kv in mcp_config(server) {
-            config(kv);
-        }
+    for kv in a.mcp_overrides {
+        config(kv.clone());
     }
     args.push("-s".into());
     args.push(
@@ -77,75 +75,8 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     args
 }
 
-/// `-c` entries registering one client MCP server with Codex.
-fn mcp_config(server: &McpServer) -> Vec<String> {
-    let (name, mut out) = match server {
-        McpServer::Stdio(s) => {
-            let name = mcp_name(&s.name);
-            let args: Vec<String> = s.args.iter().map(|a| toml_str(a)).collect();
-            let env: Vec<String> = s
-                .env
-                .iter()
-                .map(|e| format!("{}={}", toml_key(&e.name), toml_str(&e.value)))
-                .collect();
-            let mut out = vec![
-                format!(
-                    "mcp_servers.{name}.command={}",
-                    toml_str(&s.command.to_string_lossy())
-                ),
-                format!("mcp_servers.{name}.args=[{}]", args.join(",")),
-            ];
-            if !env.is_empty() {
-                out.push(format!("mcp_servers.{name}.env={{{}}}", env.join(",")));
-            }
-            (name, out)
-        }
-        McpServer::Http(h) => {
-            let name = mcp_name(&h.name);
-            let mut out = vec![format!("mcp_servers.{name}.url={}", toml_str(&h.url))];
-            if !h.headers.is_empty() {
-                let headers: Vec<String> = h
-                    .headers
-                    .iter()
-                    .map(|x| format!("{}={}", toml_key(&x.name), toml_str(&x.value)))
-                    .collect();
-                out.push(format!(
-                    "mcp_servers.{name}.http_headers={{{}}}",
-                    headers.join(",")
-                ));
-            }
-            (name, out)
-        }
-        _ => return Vec::new(),
-    };
-    // The editor's user configured these servers explicitly; in exec mode Codex cannot ask,
-    // so without this every call would fail with "requires approval".
-    out.push(format!(
-        "mcp_servers.{name}.default_tools_approval_mode=\"approve\""
-    ));
-    out
-}
-
-/// A server name as a bare TOML key segment.
-pub(crate) fn mcp_name(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if cleaned.is_empty() {
-        "server".into()
-    } else {
-        cleaned
-    }
-}
-
-fn toml_key(key: &str) -> String {
+/// A TOML key: bare when it can be, else quoted.
+pub(crate) fn toml_key(key: &str) -> String {
     if !key.is_empty()
         && key
             .chars()
@@ -183,7 +114,6 @@ pub(crate) fn toml_str(s: &str) -> String {
 mod tests {
     use acplb_core::permission::Mode;
     use acplb_core::provider::{PromptInput, SessionSettings};
-    use agent_client_protocol::v1::schema::{EnvVariable, McpServerStdio};
 
     use super::*;
 
@@ -212,7 +142,7 @@ mod tests {
             user_overrides: &["model_provider=\"mock\"".into()],
             cwd: Path::new("/w"),
             turn: &t,
-            mcp_servers: &[],
+            mcp_overrides: &[],
             developer_instructions: Some("be \"nice\"\nplease".into()),
             images: &[],
             resume_thread: None,
@@ -237,7 +167,7 @@ mod tests {
             user_overrides: &[],
             cwd: Path::new("/w"),
             turn: &t,
-            mcp_servers: &[],
+            mcp_overrides: &[],
             developer_instructions: None,
             images: &images,
             resume_thread: Some("0199-thread"),
@@ -251,23 +181,6 @@ mod tests {
         assert!(
             joined.ends_with("-C /w resume 0199-thread --image /tmp/a.png -- -"),
             "{joined}"
-        );
-    }
-
-    #[test]
-    fn stdio_mcp_servers_become_config_entries() {
-        let s = McpServer::Stdio(
-            McpServerStdio::new("my tools", "/usr/bin/python3")
-                .args(vec!["srv.py".into(), "--x=\"y\"".into()])
-                .env(vec![EnvVariable::new("TOKEN", "abc")]),
-        );
-        let got = mcp_config(&s);
-        assert_eq!(got[0], "mcp_servers.my_tools.command=\"/usr/bin/python3\"");
-        assert_eq!(got[1], r#"mcp_servers.my_tools.args=["srv.py","--x=\"y\""]"#);
-        assert_eq!(got[2], "mcp_servers.my_tools.env={TOKEN=\"abc\"}");
-        assert_eq!(
-            got[3],
-            "mcp_servers.my_tools.default_tools_approval_mode=\"approve\""
         );
     }
 

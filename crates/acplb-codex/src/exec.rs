@@ -11,6 +11,7 @@ use acplb_core::permission::Mode;
 use acplb_core::provider::{
     ProviderAdapter, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
 };
+use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
 use agent_client_protocol::v1::schema::StopReason;
 use async_trait::async_trait;
@@ -20,6 +21,7 @@ use crate::decode::{DecoderOptions, Totals, turn_delta};
 use crate::files;
 use crate::images::ImageFiles;
 use crate::instructions;
+use crate::mcp::{self, McpLauncher};
 use crate::transcript::Transcript;
 use crate::turn::{End, TurnStream};
 
@@ -41,6 +43,9 @@ pub struct CodexOptions {
     pub interrupt_grace: Duration,
     /// Where to write provider transcripts (see `transcript.rs`), if anywhere.
     pub transcript_dir: Option<PathBuf>,
+    /// How stdio MCP servers with `env` are started (see `mcp.rs`); without one such servers
+    /// are refused, since their values would otherwise go on Codex's command line.
+    pub mcp_launcher: Option<McpLauncher>,
 }
 
 impl CodexOptions {
@@ -53,6 +58,7 @@ impl CodexOptions {
             max_line_bytes: 16 * 1024 * 1024,
             interrupt_grace: Duration::from_millis(300),
             transcript_dir: None,
+            mcp_launcher: None,
         }
     }
 }
@@ -74,6 +80,7 @@ impl ProviderAdapter for CodexAdapter {
     fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
         Box::new(CodexSession {
             options: self.options.clone(),
+            secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
             setup,
             thread_id: None,
             totals: Totals::default(),
@@ -87,6 +94,8 @@ impl ProviderAdapter for CodexAdapter {
 struct CodexSession {
     options: CodexOptions,
     setup: SessionSetup,
+    /// The values of the session's MCP `env` and headers, kept out of transcripts and logs.
+    secrets: KnownSecrets,
     thread_id: Option<String>,
     /// Codex reports token totals for the whole thread; the previous turn's, to subtract.
     totals: Totals,
@@ -113,6 +122,7 @@ impl ProviderSession for CodexSession {
             self.options.transcript_dir.as_deref(),
             &self.setup.session_id,
             self.turns,
+            self.secrets.clone(),
         );
         let mut process = self.spawn(&turn, &images, &mut transcript)?;
         // Snapshot only when the turn may write; it runs while Codex starts up.
@@ -129,6 +139,7 @@ impl ProviderSession for CodexSession {
             },
             snapshot,
             transcript,
+            self.secrets.clone(),
         );
         let status = loop {
             let event = tokio::select! {
@@ -189,22 +200,27 @@ impl CodexSession {
         } else {
             instructions::users_own(&self.options.overrides, home.as_deref())
         };
+        let mcp = mcp::config(&self.setup.mcp_servers, self.options.mcp_launcher.as_ref())
+            .map_err(ProviderError::Prepare)?;
         let args = args::build(&TurnArgs {
             user_overrides: &self.options.overrides,
             cwd: &self.setup.cwd,
             turn,
-            mcp_servers: &self.setup.mcp_servers,
+            mcp_overrides: &mcp.overrides,
             developer_instructions: instructions::merged(users.as_deref(), &added),
             images: images.paths(),
             resume_thread: self.thread_id.as_deref(),
         });
         tracing::debug!(session = %self.setup.session_id, ?args, "starting codex");
         transcript.start(&args, &self.setup.cwd, turn.prompt.text.len());
+        let mut env = child_env(self.setup.env.iter().chain(&turn.env).cloned().collect());
+        // The MCP secrets: in Codex's environment, never in `args` (see `mcp.rs`).
+        env.extend(mcp.env);
         Process::spawn(ProcessSpec {
             program: self.options.program.clone(),
             args,
             cwd: self.setup.cwd.clone(),
-            env: child_env(self.setup.env.iter().chain(&turn.env).cloned().collect()),
+            env,
             env_remove: vec!["RUST_LOG".into()],
             stdin: StdinMode::Bytes(turn.prompt.text.clone().into_bytes()),
             max_line_bytes: self.options.max_line_bytes,
@@ -239,11 +255,17 @@ impl CodexSession {
                 message,
                 auth_required: true,
             }) => Err(ProviderError::AuthRequired {
-                message: format!("{message} (run `codex login`, or set the provider's API key)"),
+                message: format!(
+                    "{} (run `codex login`, or set the provider's API key)",
+                    self.secrets.redact_known(&message)
+                ),
             }),
-            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed { message }),
+            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed {
+                message: self.secrets.redact_known(&message).into_owned(),
+            }),
             None => {
-                let stderr_tail = process.stderr_tail();
+                // Raw process output: it reaches the editor and the log, so it is redacted.
+                let stderr_tail = self.secrets.redact(&process.stderr_tail());
                 Err(match headline(&stderr_tail) {
                     Some(message) if status.code() == Some(1) => ProviderError::TurnFailed { message },
                     _ => ProviderError::Exited {

@@ -11,6 +11,7 @@ mod exec;
 mod files;
 mod images;
 mod instructions;
+mod mcp;
 pub mod output;
 mod transcript;
 mod turn;
@@ -18,4 +19,5 @@ pub mod wire;
 
 pub use catalog::{BUILTIN_DEFAULT_MODEL, catalog, default_catalog};
 pub use exec::{CodexAdapter, CodexOptions};
+pub use mcp::McpLauncher;
 pub use transcript::session_dir_name;

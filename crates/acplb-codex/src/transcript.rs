@@ -6,59 +6,82 @@
 //! `{"start":{"argv":[..],"cwd":..,"stdin_bytes":N}}`, then `{"t_ms":T,"stdout":LINE}` or
 //! `{"t_ms":T,"stderr":LINE}`, then `{"t_ms":T,"exit":{"code":C}}` (or `"signal"`), or
 //! `{"t_ms":T,"cancelled":true}` when the turn was cancelled.
+//!
+//! Transcripts hold conversation text: files are created `0600` (folders `0700`), and every
+//! line is redacted first, both for the session's known secrets (its MCP servers' `env` and
+//! header values) and for the secret shapes of `acplb_core::redact`.
 
 use std::ffi::OsString;
+use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::time::Instant;
 
+use acplb_core::secrets::KnownSecrets;
 use serde_json::json;
 
 /// The transcript of one turn; every write failure is logged once and then ignored, because a
 /// transcript must never break a turn.
 #[derive(Debug)]
 pub(crate) struct Transcript {
-    file: Option<std::io::BufWriter<std::fs::File>>,
+    file: Option<std::io::BufWriter<File>>,
     started: Instant,
     path: PathBuf,
+    secrets: KnownSecrets,
 }
 
 impl Transcript {
     /// Opens the transcript of turn `turn` of `session`, or a no-op one when `dir` is `None`.
-    pub(crate) fn open(dir: Option<&Path>, session: &str, turn: u64) -> Self {
+    pub(crate) fn open(dir: Option<&Path>, session: &str, turn: u64, secrets: KnownSecrets) -> Self {
         let started = Instant::now();
         let Some(dir) = dir else {
             return Self {
                 file: None,
                 started,
                 path: PathBuf::new(),
+                secrets,
             };
         };
         let path = dir
             .join(session_dir_name(session))
             .join(format!("turn-{turn}.jsonl"));
-        let file = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::File::create(&path))
+        let file = create_private(&path)
             .map_err(|e| tracing::warn!(path = %path.display(), error = %e, "cannot write the provider transcript"))
             .ok()
             .map(std::io::BufWriter::new);
-        Self { file, started, path }
+        Self {
+            file,
+            started,
+            path,
+            secrets,
+        }
     }
 
     pub(crate) fn start(&mut self, argv: &[OsString], cwd: &Path, stdin_bytes: usize) {
-        let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+        if self.file.is_none() {
+            return;
+        }
+        let argv: Vec<String> = argv
+            .iter()
+            .map(|a| self.secrets.redact(&a.to_string_lossy()))
+            .collect();
         self.write(&json!({ "start": { "argv": argv, "cwd": cwd, "stdin_bytes": stdin_bytes } }));
     }
 
     pub(crate) fn stdout(&mut self, line: &str) {
-        self.timed("stdout", &json!(line));
+        if self.file.is_some() {
+            let line = self.secrets.redact_json_line(line);
+            self.timed("stdout", &json!(line));
+        }
     }
 
     pub(crate) fn stderr(&mut self, line: &str) {
-        self.timed("stderr", &json!(line));
+        if self.file.is_some() {
+            let line = self.secrets.redact(line);
+            self.timed("stderr", &json!(line));
+        }
     }
 
     pub(crate) fn exit(&mut self, status: ExitStatus) {
@@ -104,6 +127,19 @@ impl Transcript {
     }
 }
 
+/// Creates `path` readable by its owner only, and its missing folders likewise.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    if let Some(parent) = path.parent() {
+        DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
+    }
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
 /// The folder name of a session's transcripts under the transcript dir: the session id with
 /// every character but ASCII letters, digits, `-` and `_` replaced by `_`.
 pub fn session_dir_name(s: &str) -> String {
@@ -127,7 +163,7 @@ mod tests {
     #[test]
     fn writes_start_lines_and_exit() {
         let dir = tempfile::tempdir().unwrap();
-        let mut t = Transcript::open(Some(dir.path()), "s/1", 2);
+        let mut t = Transcript::open(Some(dir.path()), "s/1", 2, KnownSecrets::default());
         t.start(&["exec".into(), "--json".into()], Path::new("/w"), 5);
         t.stdout("{\"type\":\"turn.started\"}");
         t.stderr("warn");
@@ -142,8 +178,36 @@ mod tests {
     }
 
     #[test]
+    fn transcripts_are_private_and_redacted() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let secret = "my-mcp-secret-0042";
+        let mut t = Transcript::open(Some(dir.path()), "s", 1, KnownSecrets::new([secret]));
+        t.start(
+            &["exec".into(), format!("-c x={secret}").into()],
+            Path::new("/w"),
+            5,
+        );
+        let event = json!({ "type": "item.completed", "item": { "text": format!("got {secret}") } });
+        t.stdout(&event.to_string());
+        t.stderr(&format!(
+            "server said {secret}; OPENAI_API_KEY=sk-abcdefghijklmnopqrstuv"
+        ));
+        t.exit(ExitStatus::from_raw(0));
+        let path = dir.path().join("s/turn-1.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(secret) && !text.contains("sk-abc"), "{text}");
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let stdout: serde_json::Value = serde_json::from_str(lines[1]["stdout"].as_str().unwrap()).unwrap();
+        assert_eq!(stdout["item"]["text"], "got [REDACTED]");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        assert_eq!(mode(&dir.path().join("s")), 0o700);
+    }
+
+    #[test]
     fn disabled_transcript_writes_nothing() {
-        let mut t = Transcript::open(None, "s", 1);
+        let mut t = Transcript::open(None, "s", 1, KnownSecrets::default());
         t.stdout("x");
         assert!(t.file.is_none());
     }

@@ -5,6 +5,7 @@
 use std::process::ExitStatus;
 
 use acplb_core::provider::SessionSink;
+use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::ProcessEvent;
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use tokio::task::JoinHandle;
@@ -12,6 +13,7 @@ use tokio::task::JoinHandle;
 use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals};
 use crate::files::{NoSnapshot, Snapshot, TurnFiles};
 use crate::transcript::Transcript;
+use crate::wire::{ChangeKind, Event, ItemKind};
 
 /// What the stream said about the turn's end.
 pub(crate) enum End {
@@ -27,6 +29,8 @@ pub(crate) struct TurnStream {
     /// Made on the first `file_change`, from the snapshot (waiting for it if need be).
     files: Option<TurnFiles>,
     transcript: Transcript,
+    /// For the log of Codex's stderr.
+    secrets: KnownSecrets,
     out: Vec<SessionUpdate>,
     end: Option<End>,
     thread: Option<String>,
@@ -38,12 +42,14 @@ impl TurnStream {
         options: DecoderOptions,
         snapshot: Option<SnapshotTask>,
         transcript: Transcript,
+        secrets: KnownSecrets,
     ) -> Self {
         Self {
             decoder: Decoder::new(options),
             snapshot,
             files: None,
             transcript,
+            secrets,
             out: Vec::new(),
             end: None,
             thread: None,
@@ -65,7 +71,10 @@ impl TurnStream {
             }
             ProcessEvent::Stderr(line) => {
                 self.transcript.stderr(&line);
-                tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                if tracing::enabled!(target: "acplb::codex::stderr", tracing::Level::DEBUG) {
+                    let line = self.secrets.redact(&line);
+                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                }
                 self.decoder.stderr_line(&line, &mut self.out);
             }
             ProcessEvent::Exited(status) => {
@@ -88,6 +97,11 @@ impl TurnStream {
                 None => Err("the turn ran in read-only mode".into()),
             };
             self.files = Some(TurnFiles::new(snapshot));
+        }
+        if let Some(files) = self.files.as_mut()
+            && line.contains("\"file_change\"")
+        {
+            files.prefetch(changed_paths(line)).await;
         }
         let texts: &mut dyn FileTexts = match self.files.as_mut() {
             Some(f) => f,
@@ -146,4 +160,23 @@ impl TurnStream {
             sink.update(update);
         }
     }
+}
+
+/// The files of a `file_change` line whose old text the decoder will ask for (updated or
+/// deleted ones); none when the line is something else or malformed.
+fn changed_paths(line: &str) -> Vec<std::path::PathBuf> {
+    let Ok(Event::ItemStarted(item) | Event::ItemUpdated(item) | Event::ItemCompleted(item)) =
+        serde_json::from_str::<Event>(line)
+    else {
+        return Vec::new();
+    };
+    let ItemKind::FileChange(change) = item.kind else {
+        return Vec::new();
+    };
+    change
+        .changes
+        .into_iter()
+        .filter(|c| matches!(c.kind, ChangeKind::Update | ChangeKind::Delete))
+        .map(|c| c.path.into())
+        .collect()
 }

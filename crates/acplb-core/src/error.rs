@@ -15,6 +15,19 @@ pub enum ProviderError {
         #[source]
         source: std::io::Error,
     },
+    /// The session's working directory no longer exists (deleted after `session/new`), so the
+    /// provider cannot be started in it.
+    #[error(
+        "the session's working directory `{}` is gone ({source}); open a new session in an existing directory",
+        cwd.display()
+    )]
+    WorkDirGone {
+        /// The directory.
+        cwd: PathBuf,
+        /// Why it cannot be entered.
+        #[source]
+        source: std::io::Error,
+    },
     /// The provider process ended before finishing the turn.
     #[error("`{program}` exited before the turn finished ({status}){}", tail_suffix(.stderr_tail))]
     Exited {

@@ -9,6 +9,7 @@ pub mod plugin;
 pub mod provider;
 pub mod redact;
 pub mod runtime;
+pub mod secrets;
 pub mod session;
 pub mod telemetry;
 pub mod transport;

@@ -1,6 +1,7 @@
 //! `playback mcp-echo`: a tiny MCP server over stdio (newline-delimited JSON-RPC) for recording
-//! MCP scenarios. Tools: `echo` (returns its `text`, with structured content) and `fail`
-//! (always answers `isError: true`). Hand-rolled: it needs five methods and must start fast.
+//! MCP scenarios. Tools: `echo` (returns its `text`, with structured content), `fail` (always
+//! answers `isError: true`) and `getenv` (the value of one of its environment variables, to check
+//! what a client's `env` delivered). Hand-rolled: it needs five methods and must start fast.
 
 use std::io::{BufRead, Write};
 
@@ -46,6 +47,9 @@ fn respond(method: &str, params: &Value) -> Result<Value, (i64, String)> {
                                "required": ["text"] } },
             { "name": "fail", "description": "Always fails (for error scenarios).",
               "inputSchema": { "type": "object", "properties": {} } },
+            { "name": "getenv", "description": "The value of one of this server's environment variables.",
+              "inputSchema": { "type": "object", "properties": { "name": { "type": "string" } },
+                               "required": ["name"] } },
         ]})),
         "tools/call" => call(params["name"].as_str().unwrap_or(""), &params["arguments"]),
         "ping" => Ok(json!({})),
@@ -70,6 +74,14 @@ fn call(tool: &str, arguments: &Value) -> Result<Value, (i64, String)> {
             "content": [{ "type": "text", "text": "the fail tool always fails" }],
             "isError": true,
         })),
+        "getenv" => {
+            let name = arguments["name"].as_str().unwrap_or("");
+            let text = match std::env::var(name) {
+                Ok(value) => format!("{name}={value}"),
+                Err(_) => format!("{name} is not set"),
+            };
+            Ok(json!({ "content": [{ "type": "text", "text": text }], "isError": false }))
+        }
         other => Err((-32602, format!("unknown tool `{other}`"))),
     }
 }
@@ -103,8 +115,16 @@ mod tests {
             "\n",
             r#"{"jsonrpc":"2.0","id":4,"method":"nope"}"#,
             "\n",
+            r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"getenv","arguments":{"name":"PATH"}}}"#,
+            "\n",
         ));
-        assert_eq!(replies.len(), 5);
+        assert_eq!(replies.len(), 6);
+        assert!(
+            replies[5]["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("PATH=/")
+        );
         assert_eq!(replies[0]["result"]["protocolVersion"], "2025-03-26");
         assert_eq!(replies[1]["result"]["tools"][0]["name"], "echo");
         assert_eq!(replies[2]["result"]["content"][0]["text"], "echo: hi");

@@ -28,6 +28,9 @@ pub struct ServerOptions {
     pub shutdown_grace: Duration,
     /// The client's backpressure (from `transport::stdio::Wire`); the default never waits.
     pub output_flow: crate::transport::OutputFlow,
+    /// The longest one turn may run before it is stopped and answered with a timeout error
+    /// (`None`: no limit).
+    pub turn_timeout: Option<Duration>,
 }
 
 /// The runtime: an ACP connection plus the session actors, all on the current `LocalSet`.

@@ -22,7 +22,7 @@ use super::{ServerOptions, wire_error};
 use crate::permission::Mode;
 use crate::plugin::{PipelineSource, SessionStart};
 use crate::provider::{ProviderAdapter, SessionSettings, SessionSetup};
-use crate::session::{SessionActor, SessionMsg};
+use crate::session::{SessionActor, SessionMsg, SessionParts};
 
 /// A request, forwarded from the ACP handlers.
 #[derive(Debug)]
@@ -224,12 +224,15 @@ impl Store {
         let (tx, rx) = unbounded_channel();
         let actor = SessionActor::new(
             session_id.clone(),
-            req.cwd.clone(),
             cx,
-            provider,
-            catalog,
-            pipeline,
-            settings,
+            SessionParts {
+                cwd: req.cwd.clone(),
+                provider,
+                catalog,
+                pipeline,
+                settings,
+                turn_timeout: self.options.turn_timeout,
+            },
         )
         .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
@@ -239,11 +242,13 @@ impl Store {
     }
 }
 
-/// Hands a message to an actor; if the actor is gone, the dropped responder answers with an
-/// internal error.
+/// Hands a message to an actor; if the actor is gone (it only stops on shutdown, or after a
+/// bug), its request is answered with an error that says so, not dropped (a dropped responder
+/// makes the SDK answer a bare "Internal error").
 fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
-    if tx.send(msg).is_err() {
-        tracing::warn!("session actor is gone; request dropped");
+    if let Err(tokio::sync::mpsc::error::SendError(msg)) = tx.send(msg) {
+        tracing::warn!("session actor is gone; request refused");
+        msg.refuse("this session has stopped; start a new session");
     }
 }
 

@@ -1,4 +1,9 @@
 //! The one boundary where internal errors become ACP (JSON-RPC) errors.
+//!
+//! Editors show an error's `message` and rarely its `data`, so every error built here says in
+//! its `message` what happened (never a bare "Internal error"); `data` repeats it with details.
+
+use std::time::Duration;
 
 use agent_client_protocol::Error;
 use serde_json::json;
@@ -17,14 +22,63 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
         }
         ProviderError::Prepare(_) => invalid_params(e.to_string()),
         ProviderError::Exited {
-            status, stderr_tail, ..
-        } => Error::internal_error().data(json!({
-            "message": e.to_string(),
-            "exitStatus": status,
-            "stderrTail": stderr_tail,
-        })),
+            program,
+            status,
+            stderr_tail,
+        } => {
+            let mut message = format!(
+                "`{}` exited before the turn finished ({status})",
+                program.display()
+            );
+            if let Some(last) = last_lines(stderr_tail) {
+                message.push_str("; its last output: ");
+                message.push_str(&last);
+            }
+            titled(Error::internal_error(), &message).data(json!({
+                "message": message,
+                "exitStatus": status,
+                "stderrTail": stderr_tail,
+            }))
+        }
         _ => titled(Error::internal_error(), &e.to_string()).data(json!({ "message": e.to_string() })),
     }
+}
+
+/// The end of a stderr tail short enough for a message: its last lines, joined with ` | `.
+fn last_lines(tail: &str) -> Option<String> {
+    const LINES: usize = 6;
+    const CHARS: usize = 600;
+    let lines: Vec<&str> = tail.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let text = lines[lines.len().saturating_sub(LINES)..].join(" | ");
+    if text.is_empty() {
+        return None;
+    }
+    let count = text.chars().count();
+    Some(if count > CHARS {
+        let start: String = text.chars().skip(count - CHARS).collect();
+        format!("…{start}")
+    } else {
+        text
+    })
+}
+
+/// A turn stopped at the turn time limit.
+pub(crate) fn turn_timeout(limit: Duration) -> Error {
+    let shown = humantime::format_duration(limit);
+    let message = format!(
+        "the turn hit the time limit of {shown} and was stopped; what it produced so far was kept. \
+         Change the limit with `--turn-timeout` or `ACPLB_TURN_TIMEOUT` (for example `2h`; `0` for none)"
+    );
+    titled(Error::internal_error(), &message).data(json!({
+        "message": message,
+        "limitSeconds": limit.as_secs_f64(),
+        "reason": "turn_timeout",
+    }))
+}
+
+/// An error of acplb itself, with `message` saying what went wrong.
+pub(crate) fn internal(message: &str) -> Error {
+    titled(Error::internal_error(), message).data(json!({ "message": message }))
 }
 
 /// `error` with `message` as its message: editors show the message, so it must say what
@@ -63,5 +117,67 @@ pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
 pub(crate) fn reply(sent: Result<(), Error>) {
     if let Err(e) = sent {
         tracing::debug!(error = %e, "could not send a response: the client connection is closed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    #[test]
+    fn a_crashed_provider_says_why_in_the_message() {
+        let e = ProviderError::Exited {
+            program: PathBuf::from("/opt/codex"),
+            status: "exit status: 3".into(),
+            stderr_tail: "starting\n\nError: the config is broken\n".into(),
+        };
+        let err = provider(&e);
+        assert_eq!(
+            err.message,
+            "`/opt/codex` exited before the turn finished (exit status: 3); its last output: starting | Error: the config is broken"
+        );
+        assert_eq!(err.data.unwrap()["exitStatus"], "exit status: 3");
+    }
+
+    #[test]
+    fn every_provider_error_has_a_telling_message() {
+        let errors = [
+            ProviderError::Spawn {
+                program: "/x/codex".into(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            },
+            ProviderError::WorkDirGone {
+                cwd: "/w/gone".into(),
+                source: std::io::Error::from(std::io::ErrorKind::NotFound),
+            },
+            ProviderError::Exited {
+                program: "/x/codex".into(),
+                status: "signal: 9 (SIGKILL)".into(),
+                stderr_tail: String::new(),
+            },
+            ProviderError::TurnFailed {
+                message: "model said no".into(),
+            },
+            ProviderError::AuthRequired {
+                message: "log in".into(),
+            },
+            ProviderError::Prepare("bad image".into()),
+            ProviderError::Io(std::io::Error::other("pipe closed")),
+        ];
+        for e in &errors {
+            let err = provider(e);
+            assert_ne!(err.message, "Internal error", "{e:?}");
+            assert_eq!(err.message, e.to_string(), "{e:?}");
+        }
+        assert!(provider(&errors[1]).message.contains("/w/gone"));
+    }
+
+    #[test]
+    fn the_timeout_names_the_limit_and_how_to_change_it() {
+        let err = turn_timeout(Duration::from_secs(90));
+        assert!(err.message.contains("time limit of 1m 30s"), "{}", err.message);
+        assert!(err.message.contains("--turn-timeout") && err.message.contains("ACPLB_TURN_TIMEOUT"));
     }
 }

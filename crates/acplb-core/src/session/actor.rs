@@ -1,10 +1,12 @@
-//! The per-session actor: queues prompts, runs one provider turn at a time, and applies
-//! cancel, mode and config changes. It lives on the runtime's `LocalSet`.
+//! The per-session actor: queues prompts, runs one provider turn at a time (within the turn
+//! time limit, if any), and applies cancel, mode and config changes. It lives on the runtime's
+//! `LocalSet`.
 
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
+use std::time::Duration;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
@@ -14,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::options::OptionCatalog;
@@ -46,6 +49,19 @@ pub(crate) enum SessionMsg {
     Shutdown,
 }
 
+impl SessionMsg {
+    /// Answers the request this message carries (if any) with an error saying `why`.
+    pub(crate) fn refuse(self, why: &str) {
+        let error = || wire_error::internal(why);
+        match self {
+            SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::Cancel | SessionMsg::Shutdown => {}
+        }
+    }
+}
+
 type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
 
 /// How a turn future ended.
@@ -59,6 +75,10 @@ enum TurnEnd {
 struct Running {
     responder: Responder<PromptResponse>,
     cancel: CancellationToken,
+    /// When the turn time limit stops this turn, if there is a limit.
+    deadline: Option<Instant>,
+    /// The limit was hit: the turn is being stopped and will be answered with a timeout error.
+    timed_out: bool,
 }
 
 /// One session's state; `run` is its mailbox loop.
@@ -75,31 +95,36 @@ pub(crate) struct SessionActor {
     queue: VecDeque<(PromptRequest, Responder<PromptResponse>)>,
     running: Option<Running>,
     shutting_down: bool,
+    /// The longest a turn may run (`None`: no limit).
+    turn_timeout: Option<Duration>,
+}
+
+/// What a session is made of, besides its id and connection.
+pub(crate) struct SessionParts {
+    pub(crate) cwd: std::path::PathBuf,
+    pub(crate) provider: Box<dyn ProviderSession>,
+    pub(crate) catalog: Rc<OptionCatalog>,
+    pub(crate) pipeline: Rc<Pipeline>,
+    pub(crate) settings: SessionSettings,
+    pub(crate) turn_timeout: Option<Duration>,
 }
 
 impl SessionActor {
-    pub(crate) fn new(
-        id: SessionId,
-        cwd: std::path::PathBuf,
-        cx: ConnectionTo<Client>,
-        provider: Box<dyn ProviderSession>,
-        catalog: Rc<OptionCatalog>,
-        pipeline: Rc<Pipeline>,
-        settings: SessionSettings,
-    ) -> Self {
+    pub(crate) fn new(id: SessionId, cx: ConnectionTo<Client>, parts: SessionParts) -> Self {
         Self {
             id,
-            cwd,
+            cwd: parts.cwd,
             cx,
-            provider: Some(provider),
+            provider: Some(parts.provider),
             mode: Mode::default(),
-            settings,
-            catalog,
-            pipeline,
+            settings: parts.settings,
+            catalog: parts.catalog,
+            pipeline: parts.pipeline,
             flow: OutputFlow::default(),
             queue: VecDeque::new(),
             running: None,
             shutting_down: false,
+            turn_timeout: parts.turn_timeout,
         }
     }
 
@@ -119,6 +144,11 @@ impl SessionActor {
             if turn.is_none() && self.shutting_down {
                 break;
             }
+            let deadline = self
+                .running
+                .as_ref()
+                .filter(|r| !r.timed_out)
+                .and_then(|r| r.deadline);
             tokio::select! {
                 // Cancel-safe: a message not taken stays in the channel.
                 msg = rx.recv() => match msg {
@@ -134,6 +164,8 @@ impl SessionActor {
                         TurnEnd::Refused(error) => self.refuse_turn(error),
                     }
                 }
+                // Cancel-safe: a sleep holds no state; the deadline is read again next time.
+                () = sleep_until(deadline) => self.on_turn_timeout(),
             }
         }
         if let Some(provider) = self.provider.as_mut() {
@@ -159,6 +191,16 @@ impl SessionActor {
                 self.shutting_down = true;
                 self.cancel_all();
             }
+        }
+    }
+
+    /// The turn ran past the limit: it is stopped as a cancel would stop it (the provider
+    /// kills its processes and closes open tool calls), then answered with a timeout error.
+    fn on_turn_timeout(&mut self) {
+        if let Some(running) = self.running.as_mut() {
+            running.timed_out = true;
+            running.cancel.cancel();
+            tracing::warn!(session = %self.id, limit = ?self.turn_timeout, "turn hit the time limit; stopping it");
         }
     }
 
@@ -236,7 +278,9 @@ impl SessionActor {
             let (req, responder) = self.queue.pop_front()?;
             let Some(mut provider) = self.provider.take() else {
                 tracing::error!(session = %self.id, "no provider session while idle");
-                reply(responder.respond_with_internal_error("acplb lost its provider session"));
+                reply(responder.respond_with_error(wire_error::internal(
+                    "acplb lost this session's provider state; start a new session",
+                )));
                 return None;
             };
             let mut turn = match self.new_turn(&req) {
@@ -257,7 +301,12 @@ impl SessionActor {
             let sink = self.sink();
             let pipeline = self.pipeline.clone();
             let token = cancel.clone();
-            self.running = Some(Running { responder, cancel });
+            self.running = Some(Running {
+                responder,
+                cancel,
+                deadline: self.turn_timeout.map(|limit| Instant::now() + limit),
+                timed_out: false,
+            });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {
                 // Plugins may wait here (a mail count, an `atm` call); the wait is part of the
@@ -296,7 +345,10 @@ impl SessionActor {
 
     /// A required plugin refused the prompt: answer with its error; no turn ran.
     fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
-        let Some(Running { responder, cancel }) = self.running.take() else {
+        let Some(Running {
+            responder, cancel, ..
+        }) = self.running.take()
+        else {
             return;
         };
         cancel.cancel();
@@ -305,11 +357,24 @@ impl SessionActor {
     }
 
     fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
-        let Some(Running { responder, cancel }) = self.running.take() else {
+        let Some(Running {
+            responder,
+            cancel,
+            timed_out,
+            ..
+        }) = self.running.take()
+        else {
             return;
         };
         // Ends the watcher of `$/cancel_request` for this turn.
         cancel.cancel();
+        let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
+        if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
+            tracing::info!(session = %self.id, "turn stopped at the time limit");
+            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+            self.pipeline.on_turn_finished(&self.id);
+            return;
+        }
         match result {
             Ok(outcome) => {
                 tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");
@@ -336,6 +401,14 @@ impl SessionActor {
 async fn poll_turn(turn: &mut Option<TurnFuture>) -> (Box<dyn ProviderSession>, TurnEnd) {
     match turn {
         Some(fut) => fut.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sleeps until `deadline`, or forever when there is none.
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
     }
 }

@@ -5,5 +5,5 @@ pub mod options;
 pub mod prompt;
 mod sink;
 
-pub(crate) use actor::{SessionActor, SessionMsg};
+pub(crate) use actor::{SessionActor, SessionMsg, SessionParts};
 pub use sink::AcpSink;

@@ -76,6 +76,25 @@ pub struct Process {
     marker: String,
 }
 
+/// Why the child did not start: a working directory that vanished fails the spawn with the same
+/// "No such file or directory" as a missing program, so it is told apart here.
+fn spawn_error(spec: &ProcessSpec, source: std::io::Error) -> ProviderError {
+    match std::fs::metadata(&spec.cwd) {
+        Ok(m) if m.is_dir() => ProviderError::Spawn {
+            program: spec.program.clone(),
+            source,
+        },
+        Ok(_) => ProviderError::WorkDirGone {
+            cwd: spec.cwd.clone(),
+            source: std::io::Error::other("it is no longer a directory"),
+        },
+        Err(e) => ProviderError::WorkDirGone {
+            cwd: spec.cwd.clone(),
+            source: e,
+        },
+    }
+}
+
 impl Process {
     /// Starts the child. Must be called inside a tokio runtime.
     pub fn spawn(spec: ProcessSpec) -> Result<Process, ProviderError> {
@@ -97,10 +116,7 @@ impl Process {
             .process_group(0)
             .kill_on_drop(true);
         super::parent_death::kill_child_with_parent(&mut cmd);
-        let mut child = cmd.spawn().map_err(|source| ProviderError::Spawn {
-            program: spec.program.clone(),
-            source,
-        })?;
+        let mut child = cmd.spawn().map_err(|source| spawn_error(&spec, source))?;
         let pgid = child
             .id()
             .and_then(|id| i32::try_from(id).ok())
@@ -353,5 +369,20 @@ mod tests {
         let err = Process::spawn(spec).unwrap_err();
         assert!(matches!(err, ProviderError::Spawn { .. }), "{err}");
         assert!(err.to_string().contains("/definitely/not/a/codex"));
+    }
+
+    #[tokio::test]
+    async fn a_deleted_working_directory_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let gone = dir.path().join("was-here");
+        std::fs::create_dir(&gone).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        let mut spec = sh("", StdinMode::Null);
+        spec.cwd.clone_from(&gone);
+        let err = Process::spawn(spec).unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, ProviderError::WorkDirGone { .. }), "{message}");
+        assert!(message.contains(&gone.display().to_string()), "{message}");
+        assert!(message.contains("working directory"), "{message}");
     }
 }

@@ -86,10 +86,13 @@ pub(crate) struct RequestLog {
 }
 
 impl RequestLog {
-    /// A log that also appends JSON lines to `path` (created if missing).
+    /// A log that also appends JSON lines to `path` (created if missing, readable by its owner
+    /// only: the requests hold the conversation).
     pub(crate) fn with_file(path: &Path) -> Result<RequestLog, MockError> {
+        use std::os::unix::fs::OpenOptionsExt as _;
         let file = OpenOptions::new()
             .create(true)
+            .mode(0o600)
             .append(true)
             .open(path)
             .map_err(|source| MockError::LogFile {

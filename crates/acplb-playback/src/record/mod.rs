@@ -1,9 +1,12 @@
 //! `playback record`: a proxy between a real ACP client and a live acplb that passes bytes
 //! through unchanged, keeps every line of both directions, has acplb write Codex's stream to a
-//! transcript directory, and writes the scenario when the client disconnects.
+//! transcript directory, and writes the scenario when the client disconnects. The secrets a
+//! client gave its MCP servers are redacted (`secrets.rs`) and scenario files are created `0600`:
+//! they hold the conversation.
 
 mod build;
 mod effects;
+mod secrets;
 mod transcript;
 
 use std::ffi::OsString;
@@ -76,9 +79,10 @@ where
     let (Some(to_agent), Some(from_agent)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(PlaybackError::Session("acplb's stdio was not piped".to_owned()));
     };
-    let captured = proxy(client_in, client_out, to_agent, from_agent, disconnect).await?;
+    let mut captured = proxy(client_in, client_out, to_agent, from_agent, disconnect).await?;
     let exit = wait_exit(&mut child).await;
-    let runs = transcript::read_all(transcripts.path())?;
+    let mut runs = transcript::read_all(transcripts.path())?;
+    secrets::redact(&mut captured, &mut runs);
     let scenario = build::scenario(&build::Recording {
         name: opts.name.clone(),
         description: opts.description.clone(),
@@ -92,10 +96,21 @@ where
     Ok(scenario)
 }
 
-/// Writes `scenario` to `path` (through a temporary file, so a failed write leaves no half file).
+/// Writes `scenario` to `path` (through a temporary file, so a failed write leaves no half file),
+/// readable by its owner only.
 pub fn write_scenario(path: &Path, scenario: &Scenario) -> Result<(), PlaybackError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, toml_out::to_toml(scenario)).map_err(PlaybackError::io(&tmp))?;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(PlaybackError::io(&tmp))?;
+    file.write_all(toml_out::to_toml(scenario).as_bytes())
+        .map_err(PlaybackError::io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(PlaybackError::io(path))
 }
 

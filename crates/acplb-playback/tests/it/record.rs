@@ -134,3 +134,51 @@ fn a_terminated_recorder_still_writes_the_session() {
     assert_eq!(scenario.expect.last().unwrap(), r#"{"acplb_exit":{"code":0}}"#);
     drop(stdin);
 }
+
+#[test]
+fn a_recording_keeps_mcp_secrets_out_and_is_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("secret.toml");
+    let mut child = Command::new(PLAYBACK)
+        .args(["record", "-o"])
+        .arg(&out)
+        .arg("--")
+        .arg(acplb())
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let secret = "ghp-recorded-secret-0123456789";
+    let new = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "session/new",
+        "params": { "cwd": dir.path(), "mcpServers": [
+            { "name": "gh", "command": "/bin/true", "args": [],
+              "env": [{ "name": "GITHUB_TOKEN", "value": secret }] }
+        ]}
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    for request in [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":1}}"#.to_owned(),
+        new.to_string(),
+    ] {
+        stdin.write_all(format!("{request}\n").as_bytes()).unwrap();
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.contains("\"result\""), "{line}");
+    }
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", text(&output));
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(!written.contains(secret), "{written}");
+    assert!(
+        written.contains("GITHUB_TOKEN") && written.contains("[REDACTED]"),
+        "{written}"
+    );
+    let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
