@@ -111,6 +111,7 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         name: rec.name.clone(),
         description: rec.description.clone(),
         acplb_args: acplb_args(&rec.args, &norm),
+        codex_model: recorded_codex_model(),
         workspace: Workspace {
             git: !cwd.is_empty() && Path::new(&cwd).join(".git").exists(),
             files: effects
@@ -280,6 +281,14 @@ fn after(last: Option<&Value>, count: usize, norm: &Normalizer) -> Option<After>
 }
 
 /// acplb's arguments minus what playback sets itself (`--codex`, `--transcript-dir`).
+/// The model the recording Codex's configuration named (acplb inherits the recorder's
+/// environment), kept only when it is not Codex's built-in default.
+fn recorded_codex_model() -> Option<String> {
+    acplb_codex::catalog(&[])
+        .default_model
+        .filter(|m| m != acplb_codex::BUILTIN_DEFAULT_MODEL)
+}
+
 fn acplb_args(args: &[String], norm: &Normalizer) -> Vec<String> {
     let mut out = Vec::new();
     let mut skip = false;

@@ -70,6 +70,9 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
                 .replace("<playback>", &subst.playback)
         })
         .collect();
+    if let Some(model) = &scenario.codex_model {
+        write_codex_config(&dir.home().join(".codex"), model)?;
+    }
     let mut command = tokio::process::Command::new(&opts.acplb);
     command
         .arg("--codex")
@@ -170,4 +173,12 @@ async fn wait_exit(child: &mut tokio::process::Child, limit: Duration) -> Option
         tracing::debug!(error = %e, "killing acplb failed");
     }
     None
+}
+
+/// The recorded Codex configuration: just the model, which is what acplb reads of it.
+fn write_codex_config(codex_home: &std::path::Path, model: &str) -> Result<(), PlaybackError> {
+    std::fs::create_dir_all(codex_home).map_err(PlaybackError::io(codex_home))?;
+    let file = codex_home.join("config.toml");
+    let text = format!("model = {}\n", toml::Value::String(model.to_owned()));
+    std::fs::write(&file, text).map_err(PlaybackError::io(&file))
 }

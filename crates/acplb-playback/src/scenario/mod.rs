@@ -30,6 +30,10 @@ pub struct Scenario {
     pub description: String,
     /// Arguments acplb ran with (no `--codex`, no `--transcript-dir`: playback sets those).
     pub acplb_args: Vec<String>,
+    /// The model Codex's own configuration named when the session was recorded (acplb shows it
+    /// as the current model); a replay gives its Codex home that configuration. `None`: Codex's
+    /// built-in default.
+    pub codex_model: Option<String>,
     /// The files the session's workspace must hold when it starts.
     pub workspace: Workspace,
     /// What the client sends, in order.

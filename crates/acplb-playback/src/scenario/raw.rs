@@ -39,6 +39,8 @@ struct ScenarioToml {
 struct AcplbToml {
     #[serde(default)]
     args: Vec<String>,
+    #[serde(default)]
+    codex_model: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -181,6 +183,7 @@ pub(super) fn parse(text: &str, path: &Path) -> Result<Scenario, PlaybackError> 
         name: raw.name,
         description: raw.description,
         acplb_args: raw.acplb.args,
+        codex_model: raw.acplb.codex_model,
         workspace,
         client,
         answers,

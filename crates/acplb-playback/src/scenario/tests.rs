@@ -11,6 +11,7 @@ fn sample() -> Scenario {
         name: "sample".into(),
         description: "it's a \"test\"".into(),
         acplb_args: vec!["-c".into(), "model=\"gpt-5.5\"".into()],
+        codex_model: Some("gpt-5.5".into()),
         workspace: Workspace {
             git: true,
             files: BTreeMap::from([

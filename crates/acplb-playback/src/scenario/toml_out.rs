@@ -21,6 +21,9 @@ pub fn to_toml(scenario: &Scenario) -> String {
     let _ = writeln!(out, "description = {}", quote(&scenario.description));
     out.push_str("\n[acplb]\n");
     let _ = writeln!(out, "args = {}", string_array(&scenario.acplb_args));
+    if let Some(model) = &scenario.codex_model {
+        let _ = writeln!(out, "codex_model = {}", quote(model));
+    }
     write_workspace(scenario, &mut out);
     write_client(scenario, &mut out);
     write_answers(scenario, &mut out);
