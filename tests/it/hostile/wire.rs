@@ -199,3 +199,30 @@ async fn a_client_that_stops_reading_pauses_codex_instead_of_filling_memory() {
     assert!(done.exists());
     assert!(peak_rss(pid) < 100 << 20, "peak {} MiB", peak_rss(pid) >> 20);
 }
+
+#[tokio::test]
+async fn requests_the_sdk_refuses_are_explained_in_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut acplb = Acplb::spawn(&[], &no_codex(), dir.path());
+    let mut raw = Raw::take(&mut acplb);
+    assert_eq!(raw.initialize(1).await["id"], 1);
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\",\"params\":{}}\n")
+        .await;
+    let missing = raw.next().await;
+    assert_eq!(
+        missing["error"]["message"], "Invalid params: missing field `cwd`",
+        "{missing}"
+    );
+    raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/fly\",\"params\":{}}\n")
+        .await;
+    let unknown = raw.next().await;
+    assert_eq!(
+        unknown["error"]["message"], "Method not found: acplb has no method `session/fly`",
+        "{unknown}"
+    );
+    raw.send(b"{\"token\":\"hunter2\"\n").await;
+    let parse = raw.next().await;
+    let message = parse["error"]["message"].as_str().unwrap();
+    assert!(message.starts_with("Parse error: "), "{parse}");
+    assert!(!message.contains("hunter2"), "the line is not echoed: {parse}");
+}

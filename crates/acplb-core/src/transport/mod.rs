@@ -2,6 +2,7 @@
 //! touches a pipe.
 
 mod exit_guard;
+mod explain;
 mod flow;
 mod lines;
 mod parent_death;

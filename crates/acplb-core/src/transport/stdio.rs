@@ -4,7 +4,8 @@
 //! of any length. Here stdin goes through [`BoundedLines`]: a line that is not UTF-8, or longer
 //! than the limit, is answered with a JSON-RPC parse error (-32700) and skipped, and the next
 //! line is served as usual. Stdout is written by one task that also counts the
-//! `session/update` notifications it has written, for [`OutputFlow`].
+//! `session/update` notifications it has written, for [`OutputFlow`], and puts the reason of
+//! the SDK's own errors into their message (`explain.rs`).
 
 use std::pin::Pin;
 
@@ -171,6 +172,7 @@ async fn write_lines(
                 None => break,
             },
         };
+        let line = super::explain::explain(&line).unwrap_or(line);
         let update = line.contains(UPDATE_METHOD);
         let written = async {
             out.write_all(line.as_bytes()).await?;
