@@ -45,7 +45,12 @@ fn acplb_binary(explicit: Option<PathBuf>, this_exe: Option<PathBuf>) -> anyhow:
         .parent()
         .filter(|d| d.file_name().is_some_and(|n| n == "examples"))
         .and_then(Path::parent)
-        .with_context(|| format!("{} is not in a cargo `examples` folder; set ACPLB_BIN", exe.display()))?;
+        .with_context(|| {
+            format!(
+                "{} is not in a cargo `examples` folder; set ACPLB_BIN",
+                exe.display()
+            )
+        })?;
     let bin = profile_dir.join("acplb");
     anyhow::ensure!(
         bin.is_file(),
@@ -102,7 +107,10 @@ impl Screen {
             }
             "current_mode_update" => {
                 let id = v["currentModeId"].as_str()?;
-                format!("  mode     {}", self.mode_names.get(id).map_or(id, String::as_str))
+                format!(
+                    "  mode     {}",
+                    self.mode_names.get(id).map_or(id, String::as_str)
+                )
             }
             // Menus the editor refreshes silently.
             "available_commands_update" | "config_option_update" | "usage_update" => return None,
@@ -244,7 +252,10 @@ mod tests {
         std::fs::create_dir_all(release.join("examples")).unwrap();
         std::fs::write(release.join("acplb"), "").unwrap();
         let exe = release.join("examples/demo");
-        assert_eq!(acplb_binary(None, Some(exe.clone())).unwrap(), release.join("acplb"));
+        assert_eq!(
+            acplb_binary(None, Some(exe.clone())).unwrap(),
+            release.join("acplb")
+        );
         assert_eq!(
             acplb_binary(Some("/x/acplb".into()), Some(exe)).unwrap(),
             PathBuf::from("/x/acplb")
@@ -257,11 +268,13 @@ mod tests {
         let exe = target.path().join("release/examples/demo-0123abcd");
         let err = acplb_binary(None, Some(exe)).unwrap_err().to_string();
         assert!(err.contains("cargo build --release --bin acplb"), "{err}");
-        let err = acplb_binary(None, Some("/usr/bin/demo".into())).unwrap_err().to_string();
+        let err = acplb_binary(None, Some("/usr/bin/demo".into()))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("ACPLB_BIN"), "{err}");
     }
 
-    fn note(update: serde_json::Value) -> SessionNotification {
+    fn note(update: &serde_json::Value) -> SessionNotification {
         serde_json::from_value(serde_json::json!({"sessionId": "s", "update": update})).unwrap()
     }
 
@@ -269,7 +282,7 @@ mod tests {
     fn tool_updates_show_the_title_and_modes_their_name() {
         let mut screen = Screen::default();
         screen.mode_names.insert("auto".into(), "Auto".into());
-        let started = note(serde_json::json!({
+        let started = note(&serde_json::json!({
             "sessionUpdate": "tool_call", "toolCallId": "t2-item_2", "title": "ls -la",
             "kind": "search", "status": "in_progress"
         }));
@@ -277,11 +290,12 @@ mod tests {
             screen.describe(&started).unwrap(),
             "  tool     ls -la [search] in_progress"
         );
-        let done = note(serde_json::json!({
+        let done = note(&serde_json::json!({
             "sessionUpdate": "tool_call_update", "toolCallId": "t2-item_2", "status": "completed"
         }));
         assert_eq!(screen.describe(&done).unwrap(), "  tool     ls -la -> completed");
-        let mode = note(serde_json::json!({"sessionUpdate": "current_mode_update", "currentModeId": "auto"}));
+        let mode =
+            note(&serde_json::json!({"sessionUpdate": "current_mode_update", "currentModeId": "auto"}));
         assert_eq!(screen.describe(&mode).unwrap(), "  mode     Auto");
     }
 }
