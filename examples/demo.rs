@@ -1,10 +1,13 @@
 //! `scripts/demo`: one whole ACP session through `acplb` and the real Codex CLI, offline.
 //!
 //! Starts the project's mock model on 127.0.0.1, a throwaway `CODEX_HOME` and git workspace,
-//! then `acplb` (release build) as an editor would, and drives four prompts (an answer, a shell
-//! command, a patch in `auto` mode, a plan), printing the updates the editor receives.
+//! then `acplb` (the one built next to this example, or `$ACPLB_BIN`) as an editor would, and
+//! drives four prompts (an answer, a shell command, a patch in `auto` mode, a plan), printing
+//! the updates the editor receives as an editor would show them.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
@@ -25,64 +28,129 @@ const PROMPTS: [(&str, &str); 4] = [
     ("auto", "scenario:plan Make a plan and run one step"),
 ];
 
-fn describe(n: &SessionNotification) -> Option<String> {
-    let v = serde_json::to_value(&n.update).ok()?;
-    let text = |v: &serde_json::Value| {
-        v["content"]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .replace('\n', " ")
-    };
-    Some(match v["sessionUpdate"].as_str()? {
-        "agent_message_chunk" => format!("  message  {}", text(&v)),
-        "agent_thought_chunk" => format!("  thought  {}", text(&v)),
-        "tool_call" => format!(
-            "  tool     {} [{}] {}",
-            v["title"].as_str()?,
-            v["kind"].as_str().unwrap_or("other"),
-            v["status"].as_str().unwrap_or("pending")
-        ),
-        "tool_call_update" => {
-            let diffs = v["content"]
-                .as_array()
-                .map_or(0, |c| c.iter().filter(|x| x["type"] == "diff").count());
-            let extra = if diffs > 0 {
-                format!(" ({diffs} diffs)")
-            } else {
-                String::new()
-            };
+const INTRO: &str = "\
+Each prompt starts with a `scenario:<name>` word: it picks what the mock model does (plain: an
+answer; shell: run a command; patch: edit files; plan: a plan, then a command). A real model
+reads the prompt instead. Lines below are what an editor receives and shows.";
+
+/// Where acplb is: `$ACPLB_BIN`, else next to the `release`/`debug` folder this example runs
+/// from (`<target>/release/examples/demo` → `<target>/release/acplb`), which is right for any
+/// `CARGO_TARGET_DIR`.
+fn acplb_binary(explicit: Option<PathBuf>, this_exe: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+    if let Some(bin) = explicit {
+        return Ok(bin);
+    }
+    let exe = this_exe.context("cannot tell where the demo runs from; set ACPLB_BIN")?;
+    let profile_dir = exe
+        .parent()
+        .filter(|d| d.file_name().is_some_and(|n| n == "examples"))
+        .and_then(Path::parent)
+        .with_context(|| {
             format!(
-                "  tool     {} -> {}{extra}",
-                v["toolCallId"].as_str()?,
-                v["status"].as_str().unwrap_or("updated")
+                "{} is not in a cargo `examples` folder; set ACPLB_BIN",
+                exe.display()
             )
+        })?;
+    let bin = profile_dir.join("acplb");
+    anyhow::ensure!(
+        bin.is_file(),
+        "{} does not exist: build it first (`cargo build --release --bin acplb`) or set ACPLB_BIN",
+        bin.display()
+    );
+    Ok(bin)
+}
+
+/// What the editor knows that updates refer to: tool call titles by id, mode names by id.
+#[derive(Default)]
+struct Screen {
+    tool_titles: HashMap<String, String>,
+    mode_names: HashMap<String, String>,
+}
+
+impl Screen {
+    /// One update as an editor would show it, or `None` for bookkeeping updates.
+    fn describe(&mut self, n: &SessionNotification) -> Option<String> {
+        let v = serde_json::to_value(&n.update).ok()?;
+        let text = |v: &serde_json::Value| {
+            v["content"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .replace('\n', " ")
+        };
+        Some(match v["sessionUpdate"].as_str()? {
+            "agent_message_chunk" => format!("  message  {}", text(&v)),
+            "agent_thought_chunk" => format!("  thought  {}", text(&v)),
+            "tool_call" => {
+                let title = v["title"].as_str()?;
+                self.tool_titles
+                    .insert(v["toolCallId"].as_str()?.to_owned(), title.to_owned());
+                format!(
+                    "  tool     {title} [{}] {}",
+                    v["kind"].as_str().unwrap_or("other"),
+                    v["status"].as_str().unwrap_or("pending")
+                )
+            }
+            "tool_call_update" => self.tool_update(&v)?,
+            "plan" => {
+                let entries: Vec<String> = v["entries"]
+                    .as_array()?
+                    .iter()
+                    .map(|e| {
+                        format!(
+                            "{} ({})",
+                            e["content"].as_str().unwrap_or(""),
+                            e["status"].as_str().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                format!("  plan     {}", entries.join("; "))
+            }
+            "current_mode_update" => {
+                let id = v["currentModeId"].as_str()?;
+                format!(
+                    "  mode     {}",
+                    self.mode_names.get(id).map_or(id, String::as_str)
+                )
+            }
+            // Menus the editor refreshes silently.
+            "available_commands_update" | "config_option_update" | "usage_update" => return None,
+            other => format!("  {other}"),
+        })
+    }
+
+    fn tool_update(&mut self, v: &serde_json::Value) -> Option<String> {
+        let id = v["toolCallId"].as_str()?;
+        if let Some(title) = v["title"].as_str() {
+            self.tool_titles.insert(id.to_owned(), title.to_owned());
         }
-        "plan" => {
-            let entries: Vec<String> = v["entries"]
-                .as_array()?
-                .iter()
-                .map(|e| {
-                    format!(
-                        "{} ({})",
-                        e["content"].as_str().unwrap_or(""),
-                        e["status"].as_str().unwrap_or("")
-                    )
-                })
-                .collect();
-            format!("  plan     {}", entries.join("; "))
-        }
-        other => format!("  {other}"),
-    })
+        let title = self.tool_titles.get(id).map_or(id, String::as_str);
+        let diffs = v["content"]
+            .as_array()
+            .map_or(0, |c| c.iter().filter(|x| x["type"] == "diff").count());
+        let extra = if diffs > 0 {
+            format!(" ({diffs} diffs)")
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "  tool     {title} -> {}{extra}",
+            v["status"].as_str().unwrap_or("updated")
+        ))
+    }
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    let acplb = std::env::var("ACPLB_BIN").unwrap_or_else(|_| "target/release/acplb".into());
+    let acplb = acplb_binary(
+        std::env::var_os("ACPLB_BIN").map(PathBuf::from),
+        std::env::current_exe().ok(),
+    )?;
     let mock = MockModel::start(MockConfig::default()).context("starting the mock model")?;
     let env =
         CodexTestEnv::new(mock.base_url()).context("preparing Codex (run scripts/install-test-deps)")?;
     println!(
-        "mock model: {}\nworkspace:  {}\n",
+        "acplb:      {}\nmock model: {}\nworkspace:  {}\n\n{INTRO}\n",
+        acplb.display(),
         mock.base_url(),
         env.workspace().display()
     );
@@ -95,20 +163,22 @@ async fn main() -> anyhow::Result<()> {
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .with_context(|| format!("starting {acplb}"))?;
+        .with_context(|| format!("starting {}", acplb.display()))?;
     let transport = ByteStreams::new(
         child.stdin.take().context("stdin")?.compat_write(),
         child.stdout.take().context("stdout")?.compat(),
     );
     let seen = Arc::new(Mutex::new(Vec::<SessionNotification>::new()));
     let sink = seen.clone();
+    let screen = Arc::new(Mutex::new(Screen::default()));
+    let modes = screen.clone();
     let ws = env.workspace();
     Client
         .v1()
         .name("acplb-demo")
         .on_receive_notification(
             async move |n: SessionNotification, _cx| {
-                if let Some(line) = describe(&n) {
+                if let Some(line) = screen.lock().ok().and_then(|mut s| s.describe(&n)) {
                     println!("{line}");
                 }
                 if let Ok(mut v) = sink.lock() {
@@ -133,12 +203,17 @@ async fn main() -> anyhow::Result<()> {
                 .block_task()
                 .await?;
             let sid = session.session_id;
+            if let (Some(state), Ok(mut screen)) = (session.modes, modes.lock()) {
+                for mode in state.available_modes {
+                    screen.mode_names.insert(mode.id.to_string(), mode.name);
+                }
+            }
             println!("session/new: {sid}\n");
             for (mode, text) in PROMPTS {
+                println!("> [{mode}] {text}");
                 cx.send_request(SetSessionModeRequest::new(sid.clone(), mode))
                     .block_task()
                     .await?;
-                println!("> [{mode}] {text}");
                 let r = cx
                     .send_request(PromptRequest::new(sid.clone(), vec![text.into()]))
                     .block_task()
@@ -164,4 +239,63 @@ async fn main() -> anyhow::Result<()> {
             .unwrap_or("")
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acplb_is_found_next_to_the_example_in_any_target_dir() {
+        let target = tempfile::tempdir().unwrap();
+        let release = target.path().join("release");
+        std::fs::create_dir_all(release.join("examples")).unwrap();
+        std::fs::write(release.join("acplb"), "").unwrap();
+        let exe = release.join("examples/demo");
+        assert_eq!(
+            acplb_binary(None, Some(exe.clone())).unwrap(),
+            release.join("acplb")
+        );
+        assert_eq!(
+            acplb_binary(Some("/x/acplb".into()), Some(exe)).unwrap(),
+            PathBuf::from("/x/acplb")
+        );
+    }
+
+    #[test]
+    fn a_missing_acplb_says_how_to_build_it() {
+        let target = tempfile::tempdir().unwrap();
+        let exe = target.path().join("release/examples/demo-0123abcd");
+        let err = acplb_binary(None, Some(exe)).unwrap_err().to_string();
+        assert!(err.contains("cargo build --release --bin acplb"), "{err}");
+        let err = acplb_binary(None, Some("/usr/bin/demo".into()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("ACPLB_BIN"), "{err}");
+    }
+
+    fn note(update: &serde_json::Value) -> SessionNotification {
+        serde_json::from_value(serde_json::json!({"sessionId": "s", "update": update})).unwrap()
+    }
+
+    #[test]
+    fn tool_updates_show_the_title_and_modes_their_name() {
+        let mut screen = Screen::default();
+        screen.mode_names.insert("auto".into(), "Auto".into());
+        let started = note(&serde_json::json!({
+            "sessionUpdate": "tool_call", "toolCallId": "t2-item_2", "title": "ls -la",
+            "kind": "search", "status": "in_progress"
+        }));
+        assert_eq!(
+            screen.describe(&started).unwrap(),
+            "  tool     ls -la [search] in_progress"
+        );
+        let done = note(&serde_json::json!({
+            "sessionUpdate": "tool_call_update", "toolCallId": "t2-item_2", "status": "completed"
+        }));
+        assert_eq!(screen.describe(&done).unwrap(), "  tool     ls -la -> completed");
+        let mode =
+            note(&serde_json::json!({"sessionUpdate": "current_mode_update", "currentModeId": "auto"}));
+        assert_eq!(screen.describe(&mode).unwrap(), "  mode     Auto");
+    }
 }

@@ -81,8 +81,9 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Serve ACP on stdin/stdout (what editors run; the default).
     Serve,
-    /// Check the Codex installation: where it is, its version, whether sandboxed commands run.
-    Doctor,
+    /// Check the Codex installation: where it is, its version, whether it is logged in, whether
+    /// sandboxed commands run. Exits 1 when Codex cannot be used.
+    Doctor(DoctorArgs),
     /// Inspect acplb's configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -96,6 +97,14 @@ pub(crate) enum Command {
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
     Mcp(McpCommand),
+}
+
+/// Options of `acplb doctor`.
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// How long each call to Codex may take before it is stopped and reported as timed out.
+    #[arg(long, value_name = "SECONDS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -185,13 +194,14 @@ Plugins: a composer.toml lists plugins (atm-identity, atm-mail, audit) run for e
 see composer.toml.example and `acplb config check`.
 
 Environment: CODEX_HOME and every other variable pass through to Codex; RUST_LOG sets the log
-level (default warn on stderr). Stdout carries only the protocol.
+level (default warn on stderr; coloured only on a terminal, never with NO_COLOR set). Stdout
+carries only the protocol.
 
 Examples:
   acplb                         serve ACP on stdio (configure this command in your editor)
   acplb --codex ~/bin/codex     use a specific Codex binary
   acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
-  acplb doctor                  check the Codex installation
+  acplb doctor                  check the Codex installation and login
   acplb config check            show the plugin pipeline and where each value comes from";
 
 const CONFIG_CHECK_HELP: &str = "\

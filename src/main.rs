@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         None | Some(cli::Command::Serve) => serve::run(&cli).map(|()| true),
-        Some(cli::Command::Doctor) => doctor::run(&cli),
+        Some(cli::Command::Doctor(ref args)) => doctor::run(&cli, args),
         Some(cli::Command::Config(cli::ConfigCommand::Check { ref workspace })) => {
             config_check::run(&cli, workspace.as_deref())
         }

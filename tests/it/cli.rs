@@ -31,6 +31,9 @@ async fn doctor_finds_codex_its_version_and_a_working_sandbox() {
         .arg("doctor")
         .envs(live.env.env_vars())
         .env("ACPLB_CODEX", live.env.codex_path())
+        .env_remove("CODEX_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("CODEX_ACCESS_TOKEN")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -41,6 +44,8 @@ async fn doctor_finds_codex_its_version_and_a_working_sandbox() {
     );
     assert!(stdout.contains("codex-cli 0.169.0"), "{stdout}");
     assert!(stdout.contains("sandbox:  ok"), "{stdout}");
+    // The throwaway CODEX_HOME holds no login: the real `codex login status` says so.
+    assert!(stdout.contains("login:    NOT LOGGED IN"), "{stdout}");
 }
 
 #[test]

@@ -1,6 +1,10 @@
-//! Logging setup: tracing to stderr (filtered by `RUST_LOG`) and optionally to a file, never
-//! to stdout, which carries the protocol.
+//! Logging setup: tracing to stderr (filtered by `RUST_LOG`, coloured only on a terminal) and
+//! optionally to a file, never to stdout, which carries the protocol.
 
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::io::IsTerminal as _;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 use tracing_appender::non_blocking::WorkerGuard;
@@ -21,6 +25,15 @@ pub enum TelemetryError {
         #[source]
         source: std::io::Error,
     },
+    /// The log file could not be opened for appending.
+    #[error("cannot open the log file `{path}`: {source}")]
+    LogFile {
+        /// The file.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A global subscriber was already installed.
     #[error("logging was already initialised")]
     AlreadyInitialised,
@@ -33,26 +46,21 @@ pub struct LogGuard {
 }
 
 /// Installs the global subscriber: stderr at `RUST_LOG` (default `warn`), plus `log_file` at
-/// `RUST_LOG` or `info` when given.
+/// `RUST_LOG` or `info` when given. Stderr is coloured only when it is a terminal and
+/// `NO_COLOR` is unset or empty; the file never is.
 pub fn init(log_file: Option<&Path>) -> Result<LogGuard, TelemetryError> {
     let stderr_filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let ansi = stderr_colour(
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR").as_deref(),
+    );
     let stderr = tracing_subscriber::fmt::layer()
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .with_filter(stderr_filter);
     let (file, guard) = match log_file {
         Some(path) => {
-            let dir = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            std::fs::create_dir_all(dir).map_err(|source| TelemetryError::LogDir {
-                path: dir.display().to_string(),
-                source,
-            })?;
-            let name = path
-                .file_name()
-                .map_or_else(|| "acplb.log".into(), std::ffi::OsStr::to_os_string);
-            let (writer, guard) = tracing_appender::non_blocking(tracing_appender::rolling::never(dir, name));
+            let (writer, guard) = tracing_appender::non_blocking(open_log_file(path)?);
             let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
             let layer = tracing_subscriber::fmt::layer()
                 .with_ansi(false)
@@ -68,4 +76,78 @@ pub fn init(log_file: Option<&Path>) -> Result<LogGuard, TelemetryError> {
         .try_init()
         .map_err(|_| TelemetryError::AlreadyInitialised)?;
     Ok(LogGuard { _file: guard })
+}
+
+/// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
+/// non-empty value (<https://no-color.org>). Editors capture stderr into their logs, where
+/// escape codes are noise.
+fn stderr_colour(is_terminal: bool, no_color: Option<&OsStr>) -> bool {
+    is_terminal && no_color.is_none_or(OsStr::is_empty)
+}
+
+/// Opens `path` for appending, creating it and its directory. Opened here, not by the
+/// appender, so that a directory, an unwritable place or any other failure is an error the
+/// caller can report (the appender panics on them). New files are 0600: logs at `debug` can
+/// hold conversation text.
+fn open_log_file(path: &Path) -> Result<File, TelemetryError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| TelemetryError::LogDir {
+            path: dir.display().to_string(),
+            source,
+        })?;
+    }
+    OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|source| TelemetryError::LogFile {
+            path: path.display().to_string(),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color() {
+        assert!(stderr_colour(true, None));
+        assert!(stderr_colour(true, Some(OsStr::new(""))));
+        assert!(!stderr_colour(true, Some(OsStr::new("1"))));
+        assert!(!stderr_colour(false, None));
+    }
+
+    #[test]
+    fn a_directory_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open_log_file(dir.path()).unwrap_err();
+        assert!(matches!(err, TelemetryError::LogFile { .. }), "{err}");
+        assert!(
+            err.to_string().contains(&dir.path().display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_path_under_a_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let err = open_log_file(&file.join("acplb.log")).unwrap_err();
+        assert!(matches!(err, TelemetryError::LogDir { .. }), "{err}");
+    }
+
+    #[test]
+    fn creates_the_directory_and_a_private_file_with_any_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("logs").join(OsStr::from_bytes(b"acplb-\xff.log"));
+        open_log_file(&path).unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }

@@ -20,11 +20,12 @@ impl StderrTail {
         }
     }
 
-    /// Adds a line, dropping the oldest ones beyond the limit; a single line is cut to fit.
+    /// Adds a line, dropping the oldest ones beyond the limit; a single line is cut to fit
+    /// (with its newline), so the newest line is always kept.
     pub fn push(&mut self, line: &str) {
         let mut line = line.to_owned();
-        if line.len() > self.max_bytes {
-            let mut cut = self.max_bytes;
+        if line.len() >= self.max_bytes {
+            let mut cut = self.max_bytes.saturating_sub(1);
             while !line.is_char_boundary(cut) {
                 cut -= 1;
             }
@@ -68,6 +69,8 @@ mod tests {
     fn a_huge_line_is_cut_on_a_char_boundary() {
         let mut t = StderrTail::new(5);
         t.push("ééééé");
-        assert!(t.text().len() <= 6);
+        assert_eq!(t.text(), "éé\n");
+        t.push(&"x".repeat(100));
+        assert_eq!(t.text(), "xxxx\n", "a line longer than the tail replaces it, cut");
     }
 }
