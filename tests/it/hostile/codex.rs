@@ -9,6 +9,7 @@ use acplb_playback::mock_model::{MockConfig, Script};
 use agent_client_protocol::v1::schema::{
     EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, StopReason,
 };
+use base64::Engine as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::harness::{Acplb, Updates, eventually, open_session, processes_with_env, prompt};
@@ -275,6 +276,62 @@ async fn mcp_header_secrets_reach_the_server_but_no_command_line() {
         "Codex did not send the header to the MCP server: {heads:?}"
     );
     assert!(seen.is_empty(), "the secret was on a command line: {seen:?}");
+}
+
+#[tokio::test]
+async fn url_credentials_reach_the_server_as_a_header_but_no_command_line() {
+    let secret = unique_secret("url-password");
+    let (port, heads) = header_catcher().await;
+    let mut live = Live::start_with(MockConfig::default(), &[], &[]);
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let with_userinfo = McpServer::Http(McpServerHttp::new(
+        "remote",
+        format!("http://alice:{secret}@127.0.0.1:{port}/mcp"),
+    ));
+    let with_token = McpServer::Http(McpServerHttp::new(
+        "tokened",
+        format!("http://127.0.0.1:{port}/mcp?token={secret}"),
+    ));
+    let watch = CmdlineWatch::start(&secret);
+    let (done, refused) = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            let ok = cx
+                .send_request(NewSessionRequest::new(&cwd).mcp_servers(vec![with_userinfo]))
+                .block_task()
+                .await?;
+            let done = tokio::time::timeout(TURN_LIMIT, prompt(&cx, &ok.session_id, "scenario:plain hi"))
+                .await
+                .unwrap()?;
+            let bad = cx
+                .send_request(NewSessionRequest::new(&cwd).mcp_servers(vec![with_token]))
+                .block_task()
+                .await?;
+            let refused = tokio::time::timeout(TURN_LIMIT, prompt(&cx, &bad.session_id, "scenario:plain hi"))
+                .await
+                .unwrap();
+            Ok((done, refused))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_end_turn(&done.stop_reason);
+    let seen = watch.hits();
+    drop(watch);
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("alice:{secret}"));
+    let heads = heads.lock().unwrap().clone();
+    assert!(
+        heads.iter().any(|h| h.contains(&basic)),
+        "the URL's user and password did not reach the server as Basic auth: {heads:?}"
+    );
+    assert!(seen.is_empty(), "the secret was on a command line: {seen:?}");
+    let refused = refused.expect_err("a token in the query cannot be passed safely");
+    assert!(
+        refused.message.contains("query parameter `token`") && refused.message.contains("as a header"),
+        "{}",
+        refused.message
+    );
+    assert!(!refused.message.contains(&secret), "{}", refused.message);
 }
 
 #[tokio::test]

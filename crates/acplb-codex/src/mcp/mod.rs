@@ -15,6 +15,8 @@
 //! set to an empty value for them (`shell_environment_policy.set`), so the model cannot read a
 //! server's secret with `env`.
 
+mod url_credentials;
+
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::McpServer;
@@ -90,8 +92,18 @@ pub(crate) fn config(servers: &[McpServer], launcher: Option<&McpLauncher>) -> R
             }
             McpServer::Http(h) => {
                 let name = mcp_name(&h.name);
-                let mut entries = vec![format!("mcp_servers.{name}.url={}", toml_str(&h.url))];
+                let (url, basic) =
+                    url_credentials::split(&h.url).map_err(|e| format!("MCP server `{}`: {e}", h.name))?;
+                let mut entries = vec![format!("mcp_servers.{name}.url={}", toml_str(&url))];
                 let (mut by_env, mut literal) = (Vec::new(), Vec::new());
+                let has_authorization = h
+                    .headers
+                    .iter()
+                    .any(|x| x.name.eq_ignore_ascii_case("authorization"));
+                if let Some(value) = basic.filter(|_| !has_authorization) {
+                    let var = vars.hand_off(&value);
+                    by_env.push(format!("Authorization={}", toml_str(&var)));
+                }
                 for header in &h.headers {
                     if header.value.is_empty() {
                         // Codex skips an env header whose value is empty; an empty value is no secret.
