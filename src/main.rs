@@ -12,6 +12,7 @@ mod doctor;
 mod mcp;
 mod pipelines;
 mod serve;
+mod trust;
 
 use std::process::ExitCode;
 
@@ -39,6 +40,8 @@ fn main() -> ExitCode {
             config_check::run(&cli, workspace.as_deref())
         }
         Some(cli::Command::Mcp(cli::McpCommand::Atm(ref args))) => mcp::run_atm(args).map(|()| true),
+        Some(cli::Command::Trust(ref args)) => trust::trust(args),
+        Some(cli::Command::Untrust { ref dir }) => trust::untrust(dir),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

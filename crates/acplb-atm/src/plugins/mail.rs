@@ -37,12 +37,12 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "max_messages",
-        kind: ParamKind::Integer,
+        kind: ParamKind::PositiveInteger,
         doc: "the most messages one `atm_read` returns (default 10)",
     },
     ParamSpec {
         name: "max_message_length",
-        kind: ParamKind::Integer,
+        kind: ParamKind::PositiveInteger,
         doc: "each message `atm_read` returns is cut to this many characters (default 4096)",
     },
 ];
@@ -96,6 +96,13 @@ impl PluginFactory for AtmMailFactory {
 
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn check_value(&self, name: &str, value: &toml::Value) -> Result<(), String> {
+        match (name, value.as_str()) {
+            ("server_name", Some(s)) if s.trim().is_empty() => Err("must not be empty".into()),
+            _ => Ok(()),
+        }
     }
 
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String> {
