@@ -1,3 +1,5 @@
 //! Bad input and faults, end to end: what a hostile or unlucky user can do to acplb, and what
 //! acplb must do about it (a clear error, nothing lost, nothing left running). Every new feature
 //! adds its own cases here, one file per area.
+
+mod composer;
