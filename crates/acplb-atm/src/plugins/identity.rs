@@ -67,7 +67,8 @@ impl PluginFactory for AtmIdentityFactory {
 
     fn check_value(&self, name: &str, value: &toml::Value) -> Result<(), String> {
         match (name, value.as_str()) {
-            ("identity" | "team", Some(s)) if s.trim().is_empty() || s.contains("..") => {
+            // The rule every inbox and lock name follows.
+            ("identity" | "team", Some(s)) if crate::names::sanitize(s).is_err() => {
                 Err("must be a name: not empty, and without `..`".into())
             }
             _ => Ok(()),

@@ -112,12 +112,7 @@ impl PluginFactory for AtmMailFactory {
             .str("server_name")
             .unwrap_or(DEFAULT_SERVER_NAME)
             .to_owned();
-        if server_name.trim().is_empty() {
-            return Err(format!(
-                "`server_name` ({}) must not be empty",
-                origin("server_name")
-            ));
-        }
+        // An empty `server_name` was refused with its line when the file was loaded.
         let (max_messages, messages_origin) =
             limit(params, "max_messages", ReadOptions::default().max_messages)?;
         let (max_length, length_origin) = limit(

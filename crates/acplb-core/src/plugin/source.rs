@@ -161,29 +161,17 @@ impl ComposerPipelines {
             let trusted = self
                 .trust_file()
                 .map_or(Ok(false), |f| TrustList::load(&f).map(|list| list.contains(cwd)));
-            match trusted {
-                Ok(true) => {
-                    let config = composer::load(Source::Workspace(file), &self.registry)?;
-                    return Ok(Lookup {
-                        config: Some(self.with_paths(config, cwd, true)?),
-                        ignored: None,
-                    });
-                }
-                Ok(false) => {
-                    ignored = Some(Ignored {
-                        file,
-                        workspace: cwd.to_owned(),
-                        trust_error: None,
-                    });
-                }
-                Err(e) => {
-                    ignored = Some(Ignored {
-                        file,
-                        workspace: cwd.to_owned(),
-                        trust_error: Some(e.to_string()),
-                    });
-                }
+            if let Ok(true) = trusted {
+                return Ok(Lookup {
+                    config: self.workspace_config(cwd)?,
+                    ignored: None,
+                });
             }
+            ignored = Some(Ignored {
+                file,
+                workspace: cwd.to_owned(),
+                trust_error: trusted.err().map(|e| e.to_string()),
+            });
         }
         let config = match self.config_dir.as_deref().and_then(composer::user_file) {
             Some(file) => {

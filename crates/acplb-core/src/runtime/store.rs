@@ -202,13 +202,14 @@ impl Store {
             reply(responder.respond_with_error(wire_error::plugin(&e)));
             return;
         }
+        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let provider = self.provider.open_session(SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
             mcp_servers: start.mcp_servers,
             env: start.env,
             developer_instructions: start.developer_instructions,
-            client_shows_notices: self.client.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            client_shows_notices: shows_notices,
         });
         let settings = SessionSettings::default();
         let catalog = Rc::new(self.options.catalog.clone());
@@ -223,8 +224,7 @@ impl Store {
             .modes(modes)
             .config_options(catalog.options(&settings));
         let (tx, rx) = unbounded_channel();
-        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let notify = (cx.clone(), session_id.clone());
+        let notice_cx = cx.clone();
         let actor = SessionActor::new(
             session_id.clone(),
             req.cwd.clone(),
@@ -236,11 +236,12 @@ impl Store {
         );
         let task = tokio::task::spawn_local(actor.run(rx));
         tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
-        self.sessions.insert(session_id, SessionHandle { tx, task });
+        self.sessions
+            .insert(session_id.clone(), SessionHandle { tx, task });
         reply(responder.respond(response));
         // After the response: the client learns the session id from it.
         for notice in notices {
-            send_notice(&notify.0, &notify.1, notice, shows_notices);
+            send_notice(&notice_cx, &session_id, notice, shows_notices);
         }
     }
 }
