@@ -3,7 +3,7 @@
 //!
 //! | pattern | shape | redacted |
 //! |---|---|---|
-//! | `pem_private_key` | `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` (or to the end of a cut-off text) | the whole block |
+//! | `pem_private_key` | `-----BEGIN … PRIVATE KEY-----` … `-----END … PRIVATE KEY-----` (or, cut off, to the end of the text or of its JSON string) | the whole block |
 //! | `jwt` | `eyJ….eyJ….…` (header, payload, optional signature) | the token |
 //! | `openai` | `sk-…`, `sk-proj-…`, `sk-svcacct-…`, `sk-ant-…`: 6+ characters with a digit or both cases, or 16+ letters | the key |
 //! | `stripe` | `sk_live_…`, `rk_test_…` | the key |
@@ -53,7 +53,8 @@ struct Pattern {
 const PATTERNS: &[Pattern] = &[
     Pattern {
         name: "pem_private_key",
-        regex: r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        // A block never holds `"`: a cut-off block inside a JSON string ends at its closing quote.
+        regex: r#"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[^"]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[^"]*)"#,
         starts_word: false,
         accept: any,
     },
@@ -304,6 +305,10 @@ mod tests {
         (
             r#"{"text":"-----BEGIN PRIVATE KEY-----\nMIIEvQ\n-----END PRIVATE KEY-----\n"}"#,
             r#"{"text":"[REDACTED]\n"}"#,
+        ),
+        (
+            r#"{"text":"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI","n":1}"#,
+            r#"{"text":"[REDACTED]","n":1}"#,
         ),
         (
             "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U end",
