@@ -94,6 +94,16 @@ pub(crate) enum Command {
         #[arg(long)]
         pid: u32,
     },
+    /// Trust a workspace (default: the current directory), so that sessions there run its own
+    /// composer.toml; or list the trusted workspaces.
+    #[command(after_help = TRUST_HELP)]
+    Trust(TrustArgs),
+    /// Stop trusting a workspace: its composer.toml is ignored again from the next session on.
+    Untrust {
+        /// The workspace.
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -118,6 +128,18 @@ pub(crate) enum ConfigCommand {
         #[arg(long, value_name = "DIR")]
         workspace: Option<PathBuf>,
     },
+}
+
+/// Options of `acplb trust`.
+#[derive(Debug, Args)]
+pub(crate) struct TrustArgs {
+    /// The workspace to trust (default: the current directory).
+    #[arg(value_name = "DIR", conflicts_with = "list")]
+    pub dir: Option<PathBuf>,
+
+    /// List the trusted workspaces, one per line.
+    #[arg(long)]
+    pub list: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -191,7 +213,8 @@ Modes (session/set_mode): read-only (default: Codex reads, never writes), auto (
 commands inside the workspace sandbox), full-access (no sandbox).
 
 Plugins: a composer.toml lists plugins (atm-identity, atm-mail, audit) run for every session;
-see composer.toml.example and `acplb config check`.
+see composer.toml.example and `acplb config check`. A workspace's own composer.toml runs only
+once you trust that workspace (`acplb trust DIR`).
 
 Environment: CODEX_HOME and every other variable pass through to Codex; RUST_LOG sets the log
 level (default warn on stderr; coloured only on a terminal, never with NO_COLOR set). Stdout
@@ -203,6 +226,18 @@ Examples:
   acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
   acplb doctor                  check the Codex installation and login
   acplb config check            show the plugin pipeline and where each value comes from";
+
+const TRUST_HELP: &str = "\
+A composer.toml inside a workspace is repository content: acplb ignores it (and tells the
+editor so) until you trust the workspace. Trust is per directory, exact (not the directories
+below it), and kept in $XDG_CONFIG_HOME/acplb/trusted.toml (else ~/.config/acplb/trusted.toml).
+Even when trusted, its paths may only lead into the workspace or acplb's state directory.
+
+Examples:
+  acplb trust                   trust the current directory
+  acplb trust ~/src/project
+  acplb trust --list
+  acplb untrust ~/src/project";
 
 const CONFIG_CHECK_HELP: &str = "\
 Origins: `FILE:LINE` (a composer.toml value), `env ATM_IDENTITY` (and other variables),

@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_launch;
 mod pipelines;
 mod serve;
+mod trust;
 mod turn_timeout;
 
 use std::process::ExitCode;
@@ -49,6 +50,8 @@ fn main() -> ExitCode {
             Ok(true)
         }
         Some(cli::Command::Mcp(cli::McpCommand::Launch(ref args))) => mcp_launch::run(args),
+        Some(cli::Command::Trust(ref args)) => trust::trust(args),
+        Some(cli::Command::Untrust { ref dir }) => trust::untrust(dir),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -22,10 +22,18 @@ pub(crate) fn user_config_dir() -> Option<PathBuf> {
     composer::user_config_dir(|key| std::env::var(key).ok())
 }
 
-/// The built-in plugins over `explicit` (validated now) or, per session, the workspace's or
-/// the user's composer file.
+/// acplb's state directory (`$XDG_STATE_HOME/acplb`, else `~/.local/state/acplb`).
+pub(crate) fn state_dir() -> Option<PathBuf> {
+    composer::state_dir(|key| std::env::var(key).ok())
+}
+
+/// The built-in plugins over `explicit` (validated now) or, per session, the workspace's (when
+/// trusted) or the user's composer file.
 pub(crate) fn load(explicit: Option<Source>) -> Result<ComposerPipelines, ComposerError> {
-    ComposerPipelines::new(acplb_atm::plugins::registry(), explicit, user_config_dir())
+    Ok(
+        ComposerPipelines::new(acplb_atm::plugins::registry(), explicit, user_config_dir())?
+            .with_state_dir(state_dir()),
+    )
 }
 
 /// Builds the explicit file's plugins once for `cwd` and drops them: building only resolves

@@ -1,5 +1,6 @@
 //! `composer.toml` from the outside: `acplb config check`, a bad `--composer` stopping acplb at
-//! startup, a bad workspace file failing its `session/new`, and the `mcp atm` command's help.
+//! startup, a bad (trusted) workspace file failing its `session/new`, and the `mcp atm`
+//! command's help. Hostile files are in `hostile::composer`.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -45,6 +46,17 @@ fn check(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, Strin
     )
 }
 
+/// `acplb trust DIR` with the user config dir `xdg`.
+pub(crate) fn trust(xdg: &Path, dir: &Path) {
+    let out = Command::new(ACPLB)
+        .arg("trust")
+        .arg(dir)
+        .env("XDG_CONFIG_HOME", xdg)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
@@ -67,8 +79,14 @@ fn config_check_shows_plugins_in_order_and_where_every_value_came_from() {
     };
     assert!(at("1. atm-identity  (required;") < at("2. atm-mail  (required;"));
     assert!(at("2. atm-mail") < at("3. audit  (optional;"));
+    let identity_line = std::fs::read_to_string(&example)
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("identity = "))
+        .unwrap()
+        + 1;
     assert!(
-        out.contains(&format!("[{example}:31]")),
+        out.contains(&format!("[{example}:{identity_line}]")),
         "identity from its line: {out}"
     );
     assert!(out.contains("atm_home = /srv/atm"), "{out}");
@@ -124,9 +142,13 @@ fn config_check_finds_the_workspace_file_or_says_there_is_none() {
         "composer.toml",
         "[[plugin]]\nid = \"audit\"\npath = \"a.jsonl\"\n",
     );
+    trust(&dir.path().join("xdg"), dir.path());
     let (code, out, _) = check(dir.path(), &[], &[]);
     assert_eq!(code, Some(0));
-    assert!(out.contains("(found in the workspace)"), "{out}");
+    assert!(
+        out.contains("(found in the workspace, which is trusted)"),
+        "{out}"
+    );
     assert!(out.contains("composer.toml:3]"), "{out}");
 }
 
@@ -141,7 +163,7 @@ fn config_check_refuses_bad_files_with_line_and_hint() {
         ),
         (
             "[[plugin]]\nid = \"atm-mail\"\n\nmax_messages = \"ten\"\n",
-            ":4: `max_messages` of plugin `atm-mail` must be an integer, not string",
+            ":4: `max_messages` of plugin `atm-mail` must be a positive integer, not string",
             "hint: the most messages one `atm_read` returns",
         ),
         (
@@ -206,6 +228,7 @@ async fn a_bad_workspace_composer_fails_that_session_new() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let bad = write(&ws, "composer.toml", "\n[[plugin]]\nid = \"atm-mial\"\n");
+    trust(&dir.path().join("xdg"), &ws);
     let env = vec![
         ("ACPLB_CODEX".to_owned(), "/nope/codex".to_owned()),
         (

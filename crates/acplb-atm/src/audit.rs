@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -88,7 +89,9 @@ pub struct AuditLog {
 }
 
 impl AuditLog {
-    /// Opens (creating it and its directory) the log at `path` for appending.
+    /// Opens (creating it and its directory) the log at `path` for appending. A new log is
+    /// readable by the user only (it holds prompt text); anything but a regular file (a FIFO,
+    /// a device) is refused instead of written to, and never waited on.
     pub fn open(path: impl Into<PathBuf>) -> Result<Self, AuditError> {
         let path = path.into();
         if let Some(dir) = path.parent() {
@@ -98,15 +101,25 @@ impl AuditLog {
                 source,
             })?;
         }
+        let io = |action, source| AuditError::Io {
+            action,
+            path: path.clone(),
+            source,
+        };
+        // O_NONBLOCK: opening a FIFO without a reader fails at once instead of blocking the
+        // session's thread; it changes nothing for a regular file.
         let file = File::options()
             .append(true)
             .create(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NONBLOCK)
             .open(&path)
-            .map_err(|source| AuditError::Io {
-                action: "open audit log",
-                path: path.clone(),
-                source,
-            })?;
+            .map_err(|e| io("open audit log", e))?;
+        let meta = file.metadata().map_err(|e| io("inspect audit log", e))?;
+        if !meta.is_file() {
+            let e = std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file");
+            return Err(io("open audit log", e));
+        }
         Ok(Self { path, file })
     }
 
@@ -212,5 +225,20 @@ mod tests {
         assert!(head.starts_with("Authorization: [REDACTED]\nxxx"));
         assert_eq!(head.chars().count(), 200);
         assert!(!text.contains("abcdefghijkl"));
+    }
+
+    #[test]
+    fn a_new_log_is_private_and_only_regular_files_are_written() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let log = AuditLog::open(dir.path().join("audit.jsonl")).unwrap();
+        let mode = std::fs::metadata(log.path()).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        // No reader: refused at once rather than waiting for one.
+        assert!(AuditLog::open(&fifo).is_err());
+        let err = AuditLog::open(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("open audit log"), "{err}");
     }
 }

@@ -4,6 +4,7 @@
 
 mod cli;
 mod codex;
+mod composer;
 mod mail;
 mod signals;
 mod wire;

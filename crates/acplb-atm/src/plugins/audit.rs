@@ -23,8 +23,8 @@ use crate::identity::resolve;
 
 const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "path",
-    kind: ParamKind::String,
-    doc: "the JSONL file (relative paths are relative to the session's workspace; default `<ATM_HOME|HOME>/.config/atm/agent-sessions/<team>/audit.jsonl`, the file atm-agent-mcp writes)",
+    kind: ParamKind::FilePath,
+    doc: "the JSONL file (relative paths are relative to the session's workspace, and a workspace's own composer.toml may only name files inside it; default `<ATM_HOME|HOME>/.config/atm/agent-sessions/<team>/audit.jsonl`, the file atm-agent-mcp writes)",
 }];
 
 /// Builds [`Audit`] plugins.
@@ -71,6 +71,7 @@ impl PluginFactory for AuditFactory {
 
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String> {
         let mut report = Vec::new();
+        // A `path` value arrives resolved and checked (`acplb_core::plugin::paths`).
         let (path, origin) = if let Some(p) = params.str("path") {
             (
                 ctx.cwd.join(p),

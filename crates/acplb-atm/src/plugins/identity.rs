@@ -29,8 +29,8 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "atm_home",
-        kind: ParamKind::String,
-        doc: "ATM's home directory, holding `.claude/teams` and `.config/atm` (else `ATM_HOME`, else `HOME`)",
+        kind: ParamKind::DirPath,
+        doc: "ATM's home directory, holding `.claude/teams` and `.config/atm` (else `ATM_HOME`, else `HOME`; a workspace's own composer.toml may only name one inside the workspace)",
     },
 ];
 
@@ -63,6 +63,16 @@ impl PluginFactory for AtmIdentityFactory {
 
     fn params(&self) -> &'static [ParamSpec] {
         PARAMS
+    }
+
+    fn check_value(&self, name: &str, value: &toml::Value) -> Result<(), String> {
+        match (name, value.as_str()) {
+            // The rule every inbox and lock name follows.
+            ("identity" | "team", Some(s)) if crate::names::sanitize(s).is_err() => {
+                Err("must be a name: not empty, and without `..`".into())
+            }
+            _ => Ok(()),
+        }
     }
 
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String> {

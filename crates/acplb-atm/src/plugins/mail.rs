@@ -41,12 +41,12 @@ const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         name: "max_messages",
-        kind: ParamKind::Integer,
+        kind: ParamKind::PositiveInteger,
         doc: "the most messages one `atm_read` returns (default 10)",
     },
     ParamSpec {
         name: "max_message_length",
-        kind: ParamKind::Integer,
+        kind: ParamKind::PositiveInteger,
         doc: "each message `atm_read` returns is cut to this many characters (default 4096)",
     },
 ];
@@ -102,6 +102,13 @@ impl PluginFactory for AtmMailFactory {
         PARAMS
     }
 
+    fn check_value(&self, name: &str, value: &toml::Value) -> Result<(), String> {
+        match (name, value.as_str()) {
+            ("server_name", Some(s)) if s.trim().is_empty() => Err("must not be empty".into()),
+            _ => Ok(()),
+        }
+    }
+
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String> {
         let origin = |key: &str| params.origin(key).unwrap_or("default").to_owned();
         let backend = params.str("backend").unwrap_or(FILES).to_owned();
@@ -109,12 +116,7 @@ impl PluginFactory for AtmMailFactory {
             .str("server_name")
             .unwrap_or(DEFAULT_SERVER_NAME)
             .to_owned();
-        if server_name.trim().is_empty() {
-            return Err(format!(
-                "`server_name` ({}) must not be empty",
-                origin("server_name")
-            ));
-        }
+        // An empty `server_name` was refused with its line when the file was loaded.
         let (max_messages, messages_origin) =
             limit(params, "max_messages", ReadOptions::default().max_messages)?;
         let (max_length, length_origin) = limit(

@@ -261,19 +261,49 @@ fn a_client_server_of_the_same_name_is_not_replaced() {
 }
 
 #[test]
-fn a_bad_limit_names_its_line() {
+fn bad_values_are_refused_with_their_line_whether_required_or_not() {
     let s = Setup::new();
-    let err = s
-        .start(
-            "[[plugin]]\nid = \"atm-mail\"\nrequired = true\nmax_messages = 0\n",
-            vec![],
-        )
-        .unwrap_err();
-    assert!(err.contains("`max_messages` ("), "{err}");
-    assert!(
-        err.contains("composer.toml:4) must be at least 1, not 0"),
-        "{err}"
-    );
+    let file = s.dir.path().join("composer.toml");
+    let cases = [
+        (
+            "atm-mail",
+            "max_messages = 0",
+            "`max_messages` of plugin `atm-mail` must be at least 1, not 0",
+        ),
+        (
+            "atm-mail",
+            "max_message_length = -3",
+            "`max_message_length` of plugin `atm-mail` must be at least 1, not -3",
+        ),
+        (
+            "atm-mail",
+            "server_name = \" \"",
+            "`server_name` of plugin `atm-mail` must not be empty",
+        ),
+        (
+            "atm-identity",
+            "team = \"../x\"",
+            "`team` of plugin `atm-identity` must be a name: not empty, and without `..`",
+        ),
+        (
+            "atm-identity",
+            "identity = \"\"",
+            "`identity` of plugin `atm-identity` must be a name",
+        ),
+    ];
+    for required in [true, false] {
+        for (id, line, message) in cases {
+            let text = format!("[[plugin]]\nid = \"{id}\"\nrequired = {required}\n{line}\n");
+            std::fs::write(&file, &text).unwrap();
+            let registry = registry_with_env(Rc::new(s.env.clone()));
+            let err = ComposerPipelines::new(registry, Some(Source::Flag(file.clone())), None)
+                .unwrap_err()
+                .to_string();
+            let expected = format!("{}:4: {message}", file.display());
+            assert!(err.starts_with(&expected), "{text}\n{err}");
+            assert!(err.contains("\n  hint: "), "{err}");
+        }
+    }
 }
 
 #[test]

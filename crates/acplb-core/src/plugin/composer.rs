@@ -8,6 +8,7 @@
 //! identity = "arch-ctm"
 //! ```
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
@@ -46,19 +47,15 @@ impl Source {
     }
 }
 
-/// Finds the composer file: the flag, else `ACPLB_COMPOSER` (both passed as `explicit`), else
-/// `composer.toml` in `workspace`, else `<config dir>/acplb/composer.toml`. `None`: no plugins.
-pub fn find(explicit: Option<Source>, workspace: Option<&Path>, config_dir: Option<&Path>) -> Option<Source> {
-    if explicit.is_some() {
-        return explicit;
-    }
-    if let Some(p) = workspace.map(|w| w.join("composer.toml")).filter(|p| p.is_file()) {
-        return Some(Source::Workspace(p));
-    }
-    config_dir
-        .map(|d| d.join("acplb").join("composer.toml"))
-        .filter(|p| p.is_file())
-        .map(Source::UserConfig)
+/// `composer.toml` in `workspace`, if there is one. Repository content: honoured only in a
+/// trusted workspace (see [`super::trust`]).
+pub fn workspace_file(workspace: &Path) -> Option<PathBuf> {
+    Some(workspace.join("composer.toml")).filter(|p| p.is_file())
+}
+
+/// `<config dir>/acplb/composer.toml`, if there is one.
+pub fn user_file(config_dir: &Path) -> Option<PathBuf> {
+    Some(config_dir.join("acplb").join("composer.toml")).filter(|p| p.is_file())
 }
 
 /// The user config dir: `$XDG_CONFIG_HOME`, else `~/.config`.
@@ -67,6 +64,16 @@ pub fn user_config_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> 
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".config")))
+}
+
+/// acplb's state directory: `$XDG_STATE_HOME/acplb`, else `~/.local/state/acplb`. A
+/// workspace's composer file may name paths here as well as in the workspace.
+pub fn state_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    env("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local/state")))
+        .map(|d| d.join("acplb"))
 }
 
 /// One validated `[[plugin]]` entry.
@@ -120,32 +127,50 @@ pub enum ComposerError {
 /// Reads and validates `source`.
 pub fn load(source: Source, registry: &Registry) -> Result<ComposerConfig, ComposerError> {
     let file = source.path().display().to_string();
-    let text = std::fs::read_to_string(source.path()).map_err(|e| ComposerError::Read {
+    let bytes = std::fs::read(source.path()).map_err(|e| ComposerError::Read {
         file: file.clone(),
         message: e.to_string(),
     })?;
-    let plugins = parse(&text, &file, registry)?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = good.split(|b| *b == b'\n').count();
+        let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
+        ComposerError::Invalid {
+            file: file.clone(),
+            line,
+            message: format!("the file is not valid UTF-8 (byte 0x{byte:02x})"),
+            hint: Some("save composer.toml as UTF-8 text".into()),
+        }
+    })?;
+    let plugins = parse(text, &file, registry)?;
     Ok(ComposerConfig { source, plugins })
 }
 
-/// Parses and validates composer text; `file` names it in errors.
+/// Parses and validates composer text; `file` names it in errors. Linear in the file's size:
+/// line numbers come from one index of the line starts, plugin ids from one map.
 pub fn parse(text: &str, file: &str, registry: &Registry) -> Result<Vec<PluginConfig>, ComposerError> {
-    let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-    let invalid = |offset: usize, message: String, hint: Option<String>| ComposerError::Invalid {
-        file: file.to_owned(),
-        line: line_of(offset),
-        message,
-        hint,
+    let check = Checker {
+        file,
+        lines: LineIndex::new(text),
+        registry,
     };
     let root = DeTable::parse(text).map_err(|e| {
         let offset = e.span().map_or(0, |s| s.start);
-        invalid(offset, e.message().trim().to_owned(), None)
+        check.invalid(
+            offset,
+            e.message().trim().to_owned(),
+            Some(
+                "each plugin is a `[[plugin]]` table of `key = value` lines; see composer.toml.example"
+                    .into(),
+            ),
+        )
     })?;
     let mut plugins = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for (key, value) in root.get_ref() {
         if key.get_ref().as_ref() != "plugin" {
             let hint = Some("the file holds only `[[plugin]]` tables".to_owned());
-            return Err(invalid(
+            return Err(check.invalid(
                 key.span().start,
                 format!("unknown top-level key `{}`", key.get_ref()),
                 hint,
@@ -153,7 +178,7 @@ pub fn parse(text: &str, file: &str, registry: &Registry) -> Result<Vec<PluginCo
         }
         let DeValue::Array(entries) = value.get_ref() else {
             let hint = Some("write each plugin as a `[[plugin]]` table".to_owned());
-            return Err(invalid(
+            return Err(check.invalid(
                 value.span().start,
                 "`plugin` must be an array of tables".into(),
                 hint,
@@ -161,104 +186,158 @@ pub fn parse(text: &str, file: &str, registry: &Registry) -> Result<Vec<PluginCo
         };
         for entry in entries {
             let DeValue::Table(table) = entry.get_ref() else {
-                return Err(invalid(
+                let hint = Some("write each plugin as a `[[plugin]]` table".to_owned());
+                return Err(check.invalid(
                     entry.span().start,
                     "each `plugin` entry must be a table".into(),
-                    None,
+                    hint,
                 ));
             };
-            plugins.push(plugin_entry(
-                table,
-                entry.span().start,
-                file,
-                registry,
-                &invalid,
-                &line_of,
-            )?);
+            let plugin = check.plugin_entry(table, entry.span().start)?;
+            if let Some(first) = seen.insert(plugin.id.clone(), plugin.line) {
+                return Err(check.invalid(
+                    entry.span().start,
+                    format!(
+                        "plugin `{}` is configured twice (first at line {first})",
+                        plugin.id
+                    ),
+                    Some(format!(
+                        "each plugin runs once per session: merge the two `{}` tables into one",
+                        plugin.id
+                    )),
+                ));
+            }
+            plugins.push(plugin);
         }
     }
     Ok(plugins)
 }
 
-fn plugin_entry(
-    table: &DeTable<'_>,
-    at: usize,
-    file: &str,
-    registry: &Registry,
-    invalid: &dyn Fn(usize, String, Option<String>) -> ComposerError,
-    line_of: &dyn Fn(usize) -> usize,
-) -> Result<PluginConfig, ComposerError> {
-    let get = |name: &str| table.iter().find(|(k, _)| k.get_ref().as_ref() == name);
-    let Some((_, id_value)) = get("id") else {
-        let hint = format!("known plugins: {}", registry.ids().join(", "));
-        return Err(invalid(at, "a `[[plugin]]` has no `id`".into(), Some(hint)));
-    };
-    let DeValue::String(id) = id_value.get_ref() else {
-        return Err(invalid(
-            id_value.span().start,
-            "`id` must be a string".into(),
-            None,
-        ));
-    };
-    let Some(factory) = registry.get(id) else {
-        let hint = match closest(id, registry.ids()) {
-            Some(near) => format!(
-                "did you mean `{near}`? known plugins: {}",
-                registry.ids().join(", ")
-            ),
-            None => format!("known plugins: {}", registry.ids().join(", ")),
-        };
-        return Err(invalid(
-            id_value.span().start,
-            format!("unknown plugin `{id}`"),
-            Some(hint),
-        ));
-    };
-    let mut required = false;
-    let mut params = PluginParams::default();
-    for (key, value) in table {
-        let name = key.get_ref().as_ref();
-        let value_at = value.span().start;
-        match name {
-            "id" => {}
-            "required" => match value.get_ref() {
-                DeValue::Boolean(b) => required = *b,
-                _ => return Err(invalid(value_at, "`required` must be a boolean".into(), None)),
-            },
-            _ => {
-                let Some(spec) = factory.params().iter().find(|p| p.name == name) else {
-                    let known: Vec<&str> = factory.params().iter().map(|p| p.name).collect();
-                    let hint = match closest(name, known.iter().copied()) {
-                        Some(near) => format!(
-                            "did you mean `{near}`? `{id}` takes: id, required, {}",
-                            known.join(", ")
-                        ),
-                        None => format!("`{id}` takes: id, required, {}", known.join(", ")),
-                    };
-                    return Err(invalid(
-                        key.span().start,
-                        format!("unknown key `{name}` for plugin `{id}`"),
-                        Some(hint),
-                    ));
-                };
-                let plain = to_value(value.get_ref());
-                if !spec.kind.accepts(&plain) {
-                    let (message, hint) = wrong_value(id, spec, &plain);
-                    return Err(invalid(value_at, message, Some(hint)));
-                }
-                let origin = format!("{file}:{}", line_of(value_at));
-                params
-                    .values
-                    .insert(name.to_owned(), ParamValue { value: plain, origin });
-            }
+/// Byte offsets to 1-based line numbers, by binary search over the line starts.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Self { starts }
+    }
+
+    fn line(&self, offset: usize) -> usize {
+        self.starts.partition_point(|start| *start <= offset).max(1)
+    }
+}
+
+/// Validates one file's entries against the registry, naming the file and line of each error.
+struct Checker<'a> {
+    file: &'a str,
+    lines: LineIndex,
+    registry: &'a Registry,
+}
+
+impl Checker<'_> {
+    fn invalid(&self, offset: usize, message: String, hint: Option<String>) -> ComposerError {
+        ComposerError::Invalid {
+            file: self.file.to_owned(),
+            line: self.lines.line(offset),
+            message,
+            hint,
         }
     }
-    Ok(PluginConfig {
-        id: id.to_string(),
-        required,
-        params,
-        line: line_of(at),
-    })
+
+    fn plugin_entry(&self, table: &DeTable<'_>, at: usize) -> Result<PluginConfig, ComposerError> {
+        let registry = self.registry;
+        let Some((_, id_value)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == "id") else {
+            let hint = format!("known plugins: {}", registry.ids().join(", "));
+            return Err(self.invalid(at, "a `[[plugin]]` has no `id`".into(), Some(hint)));
+        };
+        let DeValue::String(id) = id_value.get_ref() else {
+            let hint = format!("known plugins: {}", registry.ids().join(", "));
+            return Err(self.invalid(id_value.span().start, "`id` must be a string".into(), Some(hint)));
+        };
+        let Some(factory) = registry.get(id) else {
+            let hint = match closest(id, registry.ids()) {
+                Some(near) => format!(
+                    "did you mean `{near}`? known plugins: {}",
+                    registry.ids().join(", ")
+                ),
+                None => format!("known plugins: {}", registry.ids().join(", ")),
+            };
+            return Err(self.invalid(
+                id_value.span().start,
+                format!("unknown plugin `{id}`"),
+                Some(hint),
+            ));
+        };
+        let mut required = false;
+        let mut params = PluginParams::default();
+        for (key, value) in table {
+            let name = key.get_ref().as_ref();
+            let value_at = value.span().start;
+            match name {
+                "id" => {}
+                "required" => {
+                    let DeValue::Boolean(b) = value.get_ref() else {
+                        let hint =
+                            Some("`required = true` makes the plugin's failures fail the prompt".into());
+                        return Err(self.invalid(value_at, "`required` must be a boolean".into(), hint));
+                    };
+                    required = *b;
+                }
+                _ => {
+                    let Some(spec) = factory.params().iter().find(|p| p.name == name) else {
+                        return Err(self.invalid(
+                            key.span().start,
+                            format!("unknown key `{name}` for plugin `{id}`"),
+                            Some(unknown_key_hint(id, name, factory.params())),
+                        ));
+                    };
+                    let plain = to_value(value.get_ref()).map_err(|message| {
+                        let message = format!("`{name}` of plugin `{id}` {message}");
+                        self.invalid(value_at, message, Some(spec.doc.to_owned()))
+                    })?;
+                    if !spec.kind.accepts(&plain) {
+                        let (message, hint) = wrong_value(id, spec, &plain);
+                        return Err(self.invalid(value_at, message, Some(hint)));
+                    }
+                    if let Err(message) = factory.check_value(name, &plain) {
+                        let message = format!("`{name}` of plugin `{id}` {message}");
+                        return Err(self.invalid(value_at, message, Some(spec.doc.to_owned())));
+                    }
+                    let line = self.lines.line(value_at);
+                    let origin = format!("{}:{line}", self.file);
+                    params.values.insert(
+                        name.to_owned(),
+                        ParamValue {
+                            value: plain,
+                            origin,
+                            line,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(PluginConfig {
+            id: id.to_string(),
+            required,
+            params,
+            line: self.lines.line(at),
+        })
+    }
+}
+
+fn unknown_key_hint(id: &str, name: &str, params: &[ParamSpec]) -> String {
+    let known: Vec<&str> = params.iter().map(|p| p.name).collect();
+    match closest(name, known.iter().copied()) {
+        Some(near) => format!(
+            "did you mean `{near}`? `{id}` takes: id, required, {}",
+            known.join(", ")
+        ),
+        None => format!("`{id}` takes: id, required, {}", known.join(", ")),
+    }
 }
 
 /// The message and hint for a value `spec` refuses.
@@ -280,6 +359,14 @@ fn wrong_value(id: &str, spec: &ParamSpec, value: &toml::Value) -> (String, Stri
                 hint,
             )
         }
+        (ParamKind::PositiveInteger, toml::Value::Integer(given)) => (
+            format!("`{name}` of plugin `{id}` must be at least 1, not {given}"),
+            spec.doc.to_owned(),
+        ),
+        (ParamKind::FilePath | ParamKind::DirPath, toml::Value::String(_)) => (
+            format!("`{name}` of plugin `{id}` must not be empty"),
+            spec.doc.to_owned(),
+        ),
         _ => (
             format!(
                 "`{name}` of plugin `{id}` must be {}, not {}",
@@ -291,26 +378,42 @@ fn wrong_value(id: &str, spec: &ParamSpec, value: &toml::Value) -> (String, Stri
     }
 }
 
-fn to_value(v: &DeValue<'_>) -> toml::Value {
-    match v {
+/// The plain value; `Err` (a sentence following "`key` of plugin `id`") for a number TOML
+/// allows but no plugin can hold.
+fn to_value(v: &DeValue<'_>) -> Result<toml::Value, String> {
+    Ok(match v {
         DeValue::String(s) => toml::Value::String(s.to_string()),
-        DeValue::Integer(i) => i
-            .to_string()
-            .parse::<i64>()
-            .map_or_else(|_| toml::Value::String(i.to_string()), toml::Value::Integer),
-        DeValue::Float(f) => f
-            .to_string()
-            .parse::<f64>()
-            .map_or_else(|_| toml::Value::String(f.to_string()), toml::Value::Float),
+        DeValue::Integer(i) => {
+            let n = i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| {
+                let (what, bound) = if i.as_str().starts_with('-') {
+                    ("small", format!("the smallest integer is {}", i64::MIN))
+                } else {
+                    ("large", format!("the largest integer is {}", i64::MAX))
+                };
+                format!("is too {what}: `{i}` ({bound})")
+            })?;
+            toml::Value::Integer(n)
+        }
+        DeValue::Float(f) => {
+            let x = f
+                .as_str()
+                .parse::<f64>()
+                .map_err(|_| format!("is not a number acplb can hold: `{f}`"))?;
+            toml::Value::Float(x)
+        }
         DeValue::Boolean(b) => toml::Value::Boolean(*b),
         DeValue::Datetime(d) => toml::Value::String(d.to_string()),
-        DeValue::Array(a) => toml::Value::Array(a.iter().map(|x| to_value(x.get_ref())).collect()),
+        DeValue::Array(a) => toml::Value::Array(
+            a.iter()
+                .map(|x| to_value(x.get_ref()))
+                .collect::<Result<_, _>>()?,
+        ),
         DeValue::Table(t) => toml::Value::Table(
             t.iter()
-                .map(|(k, x)| (k.get_ref().to_string(), to_value(x.get_ref())))
-                .collect(),
+                .map(|(k, x)| Ok((k.get_ref().to_string(), to_value(x.get_ref())?)))
+                .collect::<Result<_, String>>()?,
         ),
-    }
+    })
 }
 
 #[cfg(test)]
@@ -462,19 +565,131 @@ mod tests {
     }
 
     #[test]
-    fn find_prefers_explicit_then_workspace_then_user_config() {
+    fn workspace_and_user_files_are_found_only_when_they_exist() {
         let ws = tempfile::tempdir().unwrap();
         let cfg = tempfile::tempdir().unwrap();
+        assert_eq!(workspace_file(ws.path()), None);
+        assert_eq!(user_file(cfg.path()), None);
         std::fs::create_dir_all(cfg.path().join("acplb")).unwrap();
         std::fs::write(cfg.path().join("acplb/composer.toml"), "").unwrap();
-        let user = find(None, Some(ws.path()), Some(cfg.path())).unwrap();
-        assert!(matches!(user, Source::UserConfig(_)));
         std::fs::write(ws.path().join("composer.toml"), "").unwrap();
-        assert!(matches!(
-            find(None, Some(ws.path()), Some(cfg.path())),
-            Some(Source::Workspace(_))
-        ));
-        let flag = Source::Flag("/x.toml".into());
-        assert_eq!(find(Some(flag.clone()), Some(ws.path()), None), Some(flag));
+        assert_eq!(workspace_file(ws.path()), Some(ws.path().join("composer.toml")));
+        assert_eq!(
+            user_file(cfg.path()),
+            Some(cfg.path().join("acplb/composer.toml"))
+        );
+    }
+
+    #[test]
+    fn a_plugin_configured_twice_is_refused_at_the_second() {
+        let text = "[[plugin]]\nid = \"atm-identity\"\nidentity = \"a\"\n\n[[plugin]]\nid = \"atm-identity\"\nidentity = \"b\"\n";
+        let msg = parse(text, "c.toml", &reg()).unwrap_err().to_string();
+        assert!(
+            msg.starts_with("c.toml:5: plugin `atm-identity` is configured twice (first at line 1)"),
+            "{msg}"
+        );
+        assert!(msg.contains("hint: each plugin runs once per session"), "{msg}");
+    }
+
+    #[test]
+    fn out_of_range_integers_say_so_and_radixes_are_read() {
+        struct Counts;
+        impl PluginFactory for Counts {
+            fn id(&self) -> &'static str {
+                "counts"
+            }
+            fn description(&self) -> &'static str {
+                "test"
+            }
+            fn params(&self) -> &'static [ParamSpec] {
+                &[ParamSpec {
+                    name: "n",
+                    kind: ParamKind::PositiveInteger,
+                    doc: "how many",
+                }]
+            }
+            fn build(&self, _: &PluginParams, _: &BuildContext) -> Result<Built, String> {
+                Err("unused".into())
+            }
+        }
+        let reg = Registry::default().with(Counts);
+        let big = parse(
+            "[[plugin]]\nid = \"counts\"\nn = 99999999999999999999\n",
+            "c",
+            &reg,
+        )
+        .unwrap_err();
+        assert_eq!(
+            big.to_string(),
+            "c:3: `n` of plugin `counts` is too large: `99999999999999999999` (the largest integer is 9223372036854775807)\n  hint: how many"
+        );
+        let hex = parse("[[plugin]]\nid = \"counts\"\nn = 0x10\n", "c", &reg).unwrap();
+        assert_eq!(hex[0].params.int("n"), Some(16));
+        let zero = parse("[[plugin]]\nid = \"counts\"\nn = 0\n", "c", &reg).unwrap_err();
+        assert!(
+            zero.to_string()
+                .starts_with("c:3: `n` of plugin `counts` must be at least 1, not 0"),
+            "{zero}"
+        );
+    }
+
+    #[test]
+    fn check_value_refuses_with_the_value_line() {
+        struct Picky;
+        impl PluginFactory for Picky {
+            fn id(&self) -> &'static str {
+                "picky"
+            }
+            fn description(&self) -> &'static str {
+                "test"
+            }
+            fn params(&self) -> &'static [ParamSpec] {
+                &[ParamSpec {
+                    name: "name",
+                    kind: ParamKind::String,
+                    doc: "a name without dots",
+                }]
+            }
+            fn check_value(&self, _: &str, value: &toml::Value) -> Result<(), String> {
+                match value.as_str() {
+                    Some(s) if s.contains('.') => Err("must not contain `.`".into()),
+                    _ => Ok(()),
+                }
+            }
+            fn build(&self, _: &PluginParams, _: &BuildContext) -> Result<Built, String> {
+                Err("unused".into())
+            }
+        }
+        let reg = Registry::default().with(Picky);
+        let err = parse("[[plugin]]\nid = \"picky\"\n\nname = \"a.b\"\n", "c", &reg).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "c:4: `name` of plugin `picky` must not contain `.`\n  hint: a name without dots"
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_names_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("composer.toml");
+        std::fs::write(&file, b"[[plugin]]\nid = \"atm-identity\"\n# caf\xe9\n").unwrap();
+        let err = load(Source::Flag(file.clone()), &reg()).unwrap_err();
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with(&format!(
+                "{}:3: the file is not valid UTF-8 (byte 0xe9)",
+                file.display()
+            )),
+            "{msg}"
+        );
+        assert!(msg.contains("hint: save composer.toml as UTF-8"), "{msg}");
+    }
+
+    #[test]
+    fn line_numbers_come_from_the_index() {
+        let index = LineIndex::new("a\nbb\n\nc");
+        let lines: Vec<usize> = (0..8).map(|o| index.line(o)).collect();
+        assert_eq!(lines, [1, 1, 2, 2, 2, 3, 4, 4]);
+        assert_eq!(LineIndex::new("").line(0), 1);
     }
 }

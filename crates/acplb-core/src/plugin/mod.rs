@@ -2,12 +2,17 @@
 //! prompt and on each session update, run in the configured order.
 
 pub mod composer;
+pub mod paths;
 mod pipeline;
 pub mod registry;
 mod source;
+pub mod trust;
 
 pub use pipeline::{Pipeline, PluginEntry};
-pub use source::{ComposerPipelines, NoPlugins, PipelineSource, PluginResolution};
+pub use source::{
+    ComposerPipelines, Ignored, Lookup, NoPlugins, PipelineSource, PluginResolution, SessionNotice,
+    SessionPlugins,
+};
 
 use agent_client_protocol::v1::schema::{McpServer, SessionId, SessionUpdate};
 use futures::future::LocalBoxFuture;

@@ -20,6 +20,14 @@ pub enum ParamKind {
     /// One of these strings (e.g. a backend name); checked when the file is loaded, so a typo
     /// fails with its line instead of when a session starts.
     OneOf(&'static [&'static str]),
+    /// An integer of at least 1 (a count or a limit).
+    PositiveInteger,
+    /// A file acplb writes (an audit log): resolved against the session's workspace and checked
+    /// for every session (see [`super::paths`]), so a value that could never work, or that
+    /// leaves a workspace file's workspace, fails with its line.
+    FilePath,
+    /// A directory acplb writes under (ATM's home); checked like [`ParamKind::FilePath`].
+    DirPath,
 }
 
 impl ParamKind {
@@ -29,8 +37,16 @@ impl ParamKind {
             ParamKind::String | ParamKind::OneOf(_) => "a string",
             ParamKind::Bool => "a boolean",
             ParamKind::Integer => "an integer",
+            ParamKind::PositiveInteger => "a positive integer",
             ParamKind::StringList => "an array of strings",
+            ParamKind::FilePath => "a file path",
+            ParamKind::DirPath => "a directory path",
         }
+    }
+
+    /// Whether values of this kind name a place on disk.
+    pub fn is_path(self) -> bool {
+        matches!(self, ParamKind::FilePath | ParamKind::DirPath)
     }
 
     pub(crate) fn accepts(self, v: &toml::Value) -> bool {
@@ -40,6 +56,8 @@ impl ParamKind {
             | (ParamKind::Integer, toml::Value::Integer(_)) => true,
             (ParamKind::StringList, toml::Value::Array(a)) => a.iter().all(toml::Value::is_str),
             (ParamKind::OneOf(allowed), toml::Value::String(s)) => allowed.contains(&s.as_str()),
+            (ParamKind::PositiveInteger, toml::Value::Integer(i)) => *i > 0,
+            (ParamKind::FilePath | ParamKind::DirPath, toml::Value::String(s)) => !s.trim().is_empty(),
             _ => false,
         }
     }
@@ -63,6 +81,8 @@ pub struct ParamValue {
     pub value: toml::Value,
     /// `file:line` it was read from.
     pub origin: String,
+    /// The line it was read from (1-based).
+    pub line: usize,
 }
 
 /// The parameters given to one plugin.
@@ -167,7 +187,14 @@ pub trait PluginFactory {
     fn description(&self) -> &'static str;
     /// Its parameters.
     fn params(&self) -> &'static [ParamSpec];
-    /// Builds an instance for one session.
+    /// Checks one value beyond its type (a name's characters, say) when the file is loaded, so
+    /// a bad value fails with its line whether or not the plugin is required. `Err` says what is
+    /// wrong, as a sentence that follows "`key` of plugin `id` ...".
+    fn check_value(&self, _name: &str, _value: &toml::Value) -> Result<(), String> {
+        Ok(())
+    }
+    /// Builds an instance for one session. Building only resolves values (it touches nothing),
+    /// so an error here is a configuration error, refused whether or not the plugin is required.
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String>;
 }
 
@@ -193,7 +220,7 @@ impl Registry {
         self
     }
 
-    /// The factory for `id`.
+    /// The factory for `id` (a handful of built-ins: a scan is as fast as a map).
     pub fn get(&self, id: &str) -> Option<&dyn PluginFactory> {
         self.factories.iter().find(|f| f.id() == id).map(AsRef::as_ref)
     }
@@ -249,5 +276,9 @@ mod tests {
         assert!(backend.accepts(&"atm-cli".into()));
         assert!(!backend.accepts(&"sqlite".into()));
         assert_eq!(backend.name(), "a string");
+        assert!(ParamKind::PositiveInteger.accepts(&1.into()));
+        assert!(!ParamKind::PositiveInteger.accepts(&0.into()));
+        assert!(!ParamKind::FilePath.accepts(&" ".into()));
+        assert!(ParamKind::FilePath.accepts(&"a.jsonl".into()));
     }
 }

@@ -8,9 +8,10 @@ use std::rc::Rc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, ClientCapabilities, Implementation, InitializeRequest, InitializeResponse,
-    McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    PromptResponse, SessionId, SessionMode, SessionModeState, SetSessionConfigOptionRequest,
+    AgentCapabilities, ClientCapabilities, ContentBlock, ContentChunk, Implementation, InitializeRequest,
+    InitializeResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, Notice,
+    NoticeSeverity, PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionMode,
+    SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -20,7 +21,7 @@ use tokio::task::JoinHandle;
 use super::wire_error::reply;
 use super::{ServerOptions, wire_error};
 use crate::permission::Mode;
-use crate::plugin::{PipelineSource, SessionStart};
+use crate::plugin::{PipelineSource, SessionNotice, SessionStart};
 use crate::provider::{ProviderAdapter, SessionSettings, SessionSetup};
 use crate::session::{SessionActor, SessionMsg, SessionParts};
 
@@ -190,8 +191,8 @@ impl Store {
             env: Vec::new(),
             developer_instructions: Vec::new(),
         };
-        let pipeline = match self.pipelines.for_session(&start.cwd, &start.session_id) {
-            Ok(p) => Rc::new(p),
+        let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
+            Ok(p) => (Rc::new(p.pipeline), p.notices),
             Err(e) => {
                 reply(responder.respond_with_error(wire_error::composer(&e)));
                 return;
@@ -201,13 +202,14 @@ impl Store {
             reply(responder.respond_with_error(wire_error::plugin(&e)));
             return;
         }
+        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let provider = self.provider.open_session(SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
             mcp_servers: start.mcp_servers,
             env: start.env,
             developer_instructions: start.developer_instructions,
-            client_shows_notices: self.client.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            client_shows_notices: shows_notices,
         });
         let settings = SessionSettings::default();
         let catalog = Rc::new(self.options.catalog.clone());
@@ -222,6 +224,7 @@ impl Store {
             .modes(modes)
             .config_options(catalog.options(&settings, Mode::default()));
         let (tx, rx) = unbounded_channel();
+        let notice_cx = cx.clone();
         let actor = SessionActor::new(
             session_id.clone(),
             cx,
@@ -237,8 +240,32 @@ impl Store {
         .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
         tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
-        self.sessions.insert(session_id, SessionHandle { tx, task });
+        self.sessions
+            .insert(session_id.clone(), SessionHandle { tx, task });
         reply(responder.respond(response));
+        // After the response: the client learns the session id from it.
+        for notice in notices {
+            send_notice(&notice_cx, &session_id, notice, shows_notices);
+        }
+    }
+}
+
+/// Tells the user something about their new session: a `notice` update when the client shows
+/// them, else an agent message (which every editor shows).
+fn send_notice(
+    cx: &ConnectionTo<Client>,
+    session_id: &SessionId,
+    notice: SessionNotice,
+    shows_notices: bool,
+) {
+    let update = if shows_notices {
+        SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, notice.title).description(notice.detail))
+    } else {
+        let text = format!("{}.\n\n{}\n\n", notice.title, notice.detail);
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+    };
+    if let Err(e) = cx.send_notification(SessionNotification::new(session_id.clone(), update)) {
+        tracing::debug!(error = %e, "dropping a notice: the client connection is closed");
     }
 }
 

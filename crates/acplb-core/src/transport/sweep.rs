@@ -134,10 +134,13 @@ mod tests {
             .env(MARKER_VAR, &marker)
             .spawn()
             .unwrap();
-        // Wait until the process is visible with its environment.
+        // Wait until `setsid` has become `sleep` (mid-exec, its environment cannot be read) and
+        // the process is visible with its environment.
         let needle = Needle::Exact(format!("{MARKER_VAR}={marker}"));
+        let comm = format!("/proc/{}/comm", child.id());
         assert!((0..200).any(|_| {
-            let seen = !marked(&needle).is_empty();
+            let is_sleep = std::fs::read_to_string(&comm).is_ok_and(|c| c.trim() == "sleep");
+            let seen = is_sleep && !marked(&needle).is_empty();
             if !seen {
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
