@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use acplb_playback::mock_model::{MockConfig, Script};
 use agent_client_protocol::v1::schema::{
-    EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, StopReason,
+    EnvVariable, HttpHeader, McpServer, McpServerHttp, McpServerStdio, NewSessionRequest, PromptResponse,
+    StopReason,
 };
 use base64::Engine as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -129,6 +130,24 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `session/new` with `server` in the workspace, then one prompt; the prompt's response.
+async fn turn_with_server(live: &mut Live, server: McpServer, text: &str) -> PromptResponse {
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    live.acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            let session = cx
+                .send_request(NewSessionRequest::new(&cwd).mcp_servers(vec![server]))
+                .block_task()
+                .await?;
+            tokio::time::timeout(TURN_LIMIT, prompt(&cx, &session.session_id, text))
+                .await
+                .unwrap()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()))
+}
+
 #[tokio::test]
 async fn mcp_env_secrets_reach_the_server_but_no_command_line_transcript_or_log() {
     use std::os::unix::fs::PermissionsExt as _;
@@ -138,27 +157,14 @@ async fn mcp_env_secrets_reach_the_server_but_no_command_line_transcript_or_log(
     // Debug logs include Codex's command line: the secret must not be in it.
     let env = [("RUST_LOG".to_owned(), "debug".to_owned())];
     let mut live = Live::start_with(mock_config(), &["--transcript-dir", &transcript_dir], &env);
-    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let updates = live.updates.clone();
     let server = McpServer::Stdio(
         McpServerStdio::new("mockmcp", playback_bin())
             .args(vec!["mcp-echo".into()])
             .env(vec![EnvVariable::new("ECHO_TOKEN", &secret)]),
     );
     let watch = CmdlineWatch::start(&secret);
-    let done = live
-        .acplb
-        .client(&updates, async |cx| {
-            initialize(&cx).await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(&cwd).mcp_servers(vec![server]))
-                .block_task()
-                .await?;
-            tokio::time::timeout(TURN_LIMIT, prompt(&cx, &session.session_id, "scenario:mcp_env"))
-                .await
-                .unwrap()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let done = turn_with_server(&mut live, server, "scenario:mcp_env").await;
     assert_end_turn(&done.stop_reason);
     let seen = watch.hits();
     drop(watch);
@@ -246,26 +252,12 @@ async fn mcp_header_secrets_reach_the_server_but_no_command_line() {
     let secret = unique_secret("bearer-secret");
     let (port, heads) = header_catcher().await;
     let mut live = Live::start_with(MockConfig::default(), &[], &[]);
-    let (cwd, updates) = (live.workspace(), live.updates.clone());
     let server = McpServer::Http(
         McpServerHttp::new("remote", format!("http://127.0.0.1:{port}/mcp"))
             .headers(vec![HttpHeader::new("Authorization", format!("Bearer {secret}"))]),
     );
     let watch = CmdlineWatch::start(&secret);
-    let done = live
-        .acplb
-        .client(&updates, async |cx| {
-            initialize(&cx).await?;
-            let session = cx
-                .send_request(NewSessionRequest::new(&cwd).mcp_servers(vec![server]))
-                .block_task()
-                .await?;
-            tokio::time::timeout(TURN_LIMIT, prompt(&cx, &session.session_id, "scenario:plain hi"))
-                .await
-                .unwrap()
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let done = turn_with_server(&mut live, server, "scenario:plain hi").await;
     assert_end_turn(&done.stop_reason);
     let seen = watch.hits();
     drop(watch);
