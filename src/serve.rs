@@ -50,8 +50,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
     let provider = Rc::new(CodexAdapter::new(options));
-    // Kept until acplb exits; if acplb is killed outright, the guard cleans up instead.
-    let _guard = exit_guard();
+    start_exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,6 +84,23 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     // without waiting for it is what lets acplb exit at once.
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(())
+}
+
+/// Starts the exit guard on a thread of its own, so its fork and exec do not delay the first
+/// reply; the thread keeps it until acplb exits (then the guard's pipe closes, whatever ended
+/// acplb). Children (Codex) are never started from this thread.
+fn start_exit_guard() {
+    let started = std::thread::Builder::new()
+        .name("exit-guard".into())
+        .spawn(|| {
+            let _guard = exit_guard();
+            loop {
+                std::thread::park();
+            }
+        });
+    if let Err(e) = started {
+        tracing::warn!(error = %e, "no exit guard: cannot start its thread");
+    }
 }
 
 /// Starts the exit guard (`acplb exit-guard`), or says why not: acplb still runs without one,
