@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher};
 use acplb_core::runtime::{Server, ServerOptions};
-use acplb_core::transport::ExitGuard;
 use acplb_core::transport::stdio::{Wire, WireLimits};
 use anyhow::Context as _;
 
@@ -50,7 +49,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
     let provider = Rc::new(CodexAdapter::new(options));
-    start_exit_guard();
+    arm_exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -86,40 +85,15 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Starts the exit guard on a thread of its own, so its fork and exec do not delay the first
-/// reply; the thread keeps it until acplb exits (then the guard's pipe closes, whatever ended
-/// acplb). Children (Codex) are never started from this thread.
-fn start_exit_guard() {
-    let started = std::thread::Builder::new()
-        .name("exit-guard".into())
-        .spawn(|| {
-            let _guard = exit_guard();
-            loop {
-                std::thread::park();
-            }
-        });
-    if let Err(e) = started {
-        tracing::warn!(error = %e, "no exit guard: cannot start its thread");
-    }
-}
-
-/// Starts the exit guard (`acplb exit-guard`), or says why not: acplb still runs without one,
-/// it only loses the clean-up after a SIGKILL.
-fn exit_guard() -> Option<ExitGuard> {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(e) => {
-            tracing::warn!(error = %e, "no exit guard: cannot find acplb's own executable");
-            return None;
+/// Arms the exit guard (`acplb exit-guard`): it starts with the first Codex process, or not at
+/// all if acplb cannot find its own executable (then only the clean-up after a SIGKILL is lost).
+fn arm_exit_guard() {
+    match std::env::current_exe() {
+        Ok(exe) => {
+            let args = ["exit-guard", "--pid", &std::process::id().to_string()].map(str::to_owned);
+            acplb_core::transport::arm_exit_guard(exe, args.to_vec());
         }
-    };
-    let pid = std::process::id().to_string();
-    match ExitGuard::spawn(&exe, &["exit-guard", "--pid", &pid]) {
-        Ok(guard) => Some(guard),
-        Err(e) => {
-            tracing::warn!(error = %e, "no exit guard: starting it failed");
-            None
-        }
+        Err(e) => tracing::warn!(error = %e, "no exit guard: cannot find acplb's own executable"),
     }
 }
 

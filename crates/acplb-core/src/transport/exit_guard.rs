@@ -8,8 +8,9 @@
 //! guard kills every process carrying one of acplb's markers, then exits.
 
 use std::os::unix::process::CommandExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
 
 /// A running guard; dropping it (acplb's normal exit) lets the guard sweep and exit too.
 #[derive(Debug)]
@@ -50,6 +51,49 @@ impl Drop for ExitGuard {
         // Closing our end is the signal; the guard reaps itself into init when we are gone.
         drop(self.child.stdin.take());
     }
+}
+
+/// What starting the guard needs, and whether it runs.
+#[derive(Debug)]
+enum State {
+    Armed {
+        exe: PathBuf,
+        args: Vec<String>,
+    },
+    /// Held only so that its pipe stays open until the process exits.
+    Running {
+        _held: ExitGuard,
+    },
+    Failed,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+/// Says how to start the guard (acplb itself, with `args`); it starts with the first child
+/// ([`ensure_started`]), so a session that never runs Codex never pays for it, and start-up
+/// does not wait for it.
+pub fn arm(exe: PathBuf, args: Vec<String>) {
+    if let Ok(mut state) = STATE.lock() {
+        *state = Some(State::Armed { exe, args });
+    }
+}
+
+/// Starts the guard if it is armed and not running yet. Called before every child is started;
+/// after the first call this is a lock and a check.
+pub(crate) fn ensure_started() {
+    let Ok(mut state) = STATE.lock() else { return };
+    let Some(State::Armed { exe, args }) = state.as_ref() else {
+        return;
+    };
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    *state = Some(match ExitGuard::spawn(exe, &args) {
+        // Kept in the static until the process exits: then the guard's pipe closes.
+        Ok(guard) => State::Running { _held: guard },
+        Err(e) => {
+            tracing::warn!(error = %e, "no exit guard: starting it failed; a SIGKILLed acplb may leave Codex helpers behind");
+            State::Failed
+        }
+    });
 }
 
 /// The guard's body: waits for end of input, then kills everything acplb `pid` started.

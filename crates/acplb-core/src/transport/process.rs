@@ -116,6 +116,7 @@ impl Process {
             .process_group(0)
             .kill_on_drop(true);
         super::parent_death::kill_child_with_parent(&mut cmd);
+        super::exit_guard::ensure_started();
         let mut child = cmd.spawn().map_err(|source| spawn_error(&spec, source))?;
         let pgid = child
             .id()
