@@ -70,7 +70,7 @@ enum State {
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 /// Says how to start the guard (acplb itself, with `args`); it starts with the first child
-/// ([`ensure_started`]), so a session that never runs Codex never pays for it, and start-up
+/// (`ensure_started`), so a session that never runs Codex never pays for it, and start-up
 /// does not wait for it.
 pub fn arm(exe: PathBuf, args: Vec<String>) {
     if let Ok(mut state) = STATE.lock() {
