@@ -2,6 +2,8 @@
 //! time limit, if any), and applies cancel, mode and config changes. It lives on the runtime's
 //! `LocalSet`.
 
+mod changes;
+
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
@@ -10,9 +12,8 @@ use std::time::Duration;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, PromptRequest, PromptResponse, SessionConfigOptionValue,
-    SessionId, SessionModeId, SessionUpdate, SetSessionConfigOptionResponse, SetSessionModeResponse,
-    StopReason, Usage,
+    PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId, SessionModeId, SessionUpdate,
+    SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason, Usage,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -213,53 +214,6 @@ impl SessionActor {
         }
     }
 
-    fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
-        let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
-            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
-            let message = format!("unknown mode `{mode_id}`; the modes are {}", modes.join(", "));
-            reply(responder.respond_with_error(wire_error::invalid_params(message)));
-            return;
-        };
-        self.mode = mode;
-        tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
-        // The updates go first, so a client that acts on the response has already seen them;
-        // the `mode` config option shows the same value.
-        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode.id(),
-        )));
-        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-            self.catalog.options(&self.settings, self.mode),
-        )));
-        reply(responder.respond(SetSessionModeResponse::new()));
-    }
-
-    fn set_config(
-        &mut self,
-        id: &str,
-        value: &SessionConfigOptionValue,
-        responder: Responder<SetSessionConfigOptionResponse>,
-    ) {
-        let before = self.mode;
-        match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
-            Ok(()) => {
-                if self.mode != before {
-                    tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
-                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                        self.mode.id(),
-                    )));
-                }
-                let options = self.catalog.options(&self.settings, self.mode);
-                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
-                    options.clone(),
-                )));
-                reply(responder.respond(SetSessionConfigOptionResponse::new(options)));
-            }
-            Err(e) => {
-                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
-            }
-        }
-    }
-
     fn sink(&self) -> AcpSink {
         AcpSink::new(
             self.id.clone(),
@@ -269,7 +223,7 @@ impl SessionActor {
         )
     }
 
-    fn notify(&self, update: SessionUpdate) {
+    pub(super) fn notify(&self, update: SessionUpdate) {
         self.sink().update(update);
     }
 

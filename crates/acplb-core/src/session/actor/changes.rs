@@ -1,0 +1,62 @@
+//! How a session's mode and config options change (`session/set_mode`,
+//! `session/set_config_option`): validated, applied from the next turn, and confirmed to the
+//! editor with the updates first, so a client that acts on the response has already seen them.
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionValue, SessionModeId, SessionUpdate,
+    SetSessionConfigOptionResponse, SetSessionModeResponse,
+};
+
+use super::SessionActor;
+use crate::permission::Mode;
+use crate::runtime::wire_error::{self, reply};
+
+impl SessionActor {
+    pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
+        let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
+            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
+            let message = format!("unknown mode `{mode_id}`; the modes are {}", modes.join(", "));
+            reply(responder.respond_with_error(wire_error::invalid_params(message)));
+            return;
+        };
+        self.mode = mode;
+        tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
+        // The updates go first, so a client that acts on the response has already seen them;
+        // the `mode` config option shows the same value.
+        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+            mode.id(),
+        )));
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.catalog.options(&self.settings, self.mode),
+        )));
+        reply(responder.respond(SetSessionModeResponse::new()));
+    }
+
+    pub(super) fn set_config(
+        &mut self,
+        id: &str,
+        value: &SessionConfigOptionValue,
+        responder: Responder<SetSessionConfigOptionResponse>,
+    ) {
+        let before = self.mode;
+        match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
+            Ok(()) => {
+                if self.mode != before {
+                    tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
+                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+                        self.mode.id(),
+                    )));
+                }
+                let options = self.catalog.options(&self.settings, self.mode);
+                self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+                    options.clone(),
+                )));
+                reply(responder.respond(SetSessionConfigOptionResponse::new(options)));
+            }
+            Err(e) => {
+                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
+            }
+        }
+    }
+}
