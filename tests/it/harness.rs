@@ -50,6 +50,20 @@ impl Updates {
             .collect()
     }
 
+    /// Whether the tool call titled `title` was shown and then closed as failed.
+    pub fn closed_as_failed(&self, title: &str) -> bool {
+        let Some(call) = self
+            .of_kind("tool_call")
+            .into_iter()
+            .find(|c| c["title"] == title)
+        else {
+            return false;
+        };
+        self.of_kind("tool_call_update")
+            .into_iter()
+            .any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed")
+    }
+
     pub fn clear(&self) {
         self.0.lock().unwrap().clear();
     }

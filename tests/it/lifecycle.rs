@@ -204,16 +204,10 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
         "{err:?}"
     );
     assert_eq!(next.stop_reason, StopReason::EndTurn);
-    let call = updates
-        .of_kind("tool_call")
-        .into_iter()
-        .find(|c| c["title"] == "sleep 30")
-        .unwrap();
-    let closed = updates
-        .of_kind("tool_call_update")
-        .into_iter()
-        .any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
-    assert!(closed, "the open tool call was closed as failed");
+    assert!(
+        updates.closed_as_failed("sleep 30"),
+        "the sleep 30 tool call was shown, then closed as failed"
+    );
     assert!(
         left_after_crash.is_empty(),
         "codex processes left after the crash: {left_after_crash:?}"

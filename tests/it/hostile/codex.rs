@@ -366,16 +366,10 @@ async fn a_turn_past_the_time_limit_is_stopped_with_a_clear_error() {
         "stopped long after the limit: {took:?}"
     );
     // What ran was shown, then closed as failed.
-    let call = updates
-        .of_kind("tool_call")
-        .into_iter()
-        .find(|c| c["title"] == "sleep 30")
-        .expect("the command was shown");
-    let closed = updates
-        .of_kind("tool_call_update")
-        .into_iter()
-        .any(|u| u["toolCallId"] == call["toolCallId"] && u["status"] == "failed");
-    assert!(closed, "the open tool call was closed as failed");
+    assert!(
+        updates.closed_as_failed("sleep 30"),
+        "the sleep 30 tool call was shown, then closed as failed"
+    );
     assert!(
         left.is_empty(),
         "codex processes left after the timeout: {left:?}"

@@ -51,29 +51,17 @@ async fn signal_mid_turn(signal: Signal) -> (Live, Vec<String>) {
             .all(|p| p == pid)
     })
     .await;
+    let acplb = format!("{pid} ");
     let left = if gone {
         Vec::new()
     } else {
-        crate::harness::processes_with_env(&marker)
+        // acplb itself carries the marker too (a SIGINT/SIGHUP may still be ending it).
+        live.codex_left()
             .into_iter()
-            .filter(|p| *p != pid)
-            .map(describe)
+            .filter(|p| !p.starts_with(&acplb))
             .collect()
     };
     (live, left)
-}
-
-/// `pid (command line), parent ppid`, for failure messages.
-fn describe(pid: u32) -> String {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let parent = stat
-        .rsplit_once(')')
-        .and_then(|(_, r)| r.split_whitespace().nth(1))
-        .unwrap_or("?")
-        .to_owned();
-    format!("{pid} ({}), parent {parent}", cmdline.trim())
 }
 
 #[tokio::test]

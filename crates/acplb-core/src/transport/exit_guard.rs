@@ -12,45 +12,24 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 
-/// A running guard; dropping it (acplb's normal exit) lets the guard sweep and exit too.
-#[derive(Debug)]
-pub struct ExitGuard {
-    child: Child,
-}
-
-impl ExitGuard {
-    /// Starts `exe` (acplb itself) with `args`, which must lead to [`run_exit_guard`] for this
-    /// process's pid.
-    pub fn spawn(exe: &Path, args: &[&str]) -> std::io::Result<ExitGuard> {
-        let mut cmd = Command::new(exe);
-        // It needs nothing from acplb's environment, and should hold none of its secrets.
-        cmd.env_clear();
-        if let Some(level) = std::env::var_os("RUST_LOG") {
-            cmd.env("RUST_LOG", level);
-        }
-        let child = cmd
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            // Its own group: a signal to acplb's group (a terminal's Ctrl-C) must not take the
-            // guard down before it has done its work.
-            .process_group(0)
-            .spawn()?;
-        Ok(ExitGuard { child })
+/// Starts `exe` (acplb itself) with `args`, which must lead to [`run_exit_guard`] for this
+/// process's pid. The returned child's stdin is the pipe whose end is the signal: it must stay
+/// open until acplb exits.
+fn spawn_guard(exe: &Path, args: &[&str]) -> std::io::Result<Child> {
+    let mut cmd = Command::new(exe);
+    // It needs nothing from acplb's environment, and should hold none of its secrets.
+    cmd.env_clear();
+    if let Some(level) = std::env::var_os("RUST_LOG") {
+        cmd.env("RUST_LOG", level);
     }
-
-    /// The guard's pid.
-    pub fn id(&self) -> u32 {
-        self.child.id()
-    }
-}
-
-impl Drop for ExitGuard {
-    fn drop(&mut self) {
-        // Closing our end is the signal; the guard reaps itself into init when we are gone.
-        drop(self.child.stdin.take());
-    }
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        // Its own group: a signal to acplb's group (a terminal's Ctrl-C) must not take the
+        // guard down before it has done its work.
+        .process_group(0)
+        .spawn()
 }
 
 /// What starting the guard needs, and whether it runs.
@@ -62,7 +41,7 @@ enum State {
     },
     /// Held only so that its pipe stays open until the process exits.
     Running {
-        _held: ExitGuard,
+        _held: Child,
     },
     Failed,
 }
@@ -86,7 +65,7 @@ pub(crate) fn ensure_started() {
         return;
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    *state = Some(match ExitGuard::spawn(exe, &args) {
+    *state = Some(match spawn_guard(exe, &args) {
         // Kept in the static until the process exits: then the guard's pipe closes.
         Ok(guard) => State::Running { _held: guard },
         Err(e) => {

@@ -11,7 +11,7 @@ pub mod stdio;
 mod sweep;
 mod tail;
 
-pub use exit_guard::{ExitGuard, arm as arm_exit_guard, run_exit_guard};
+pub use exit_guard::{arm as arm_exit_guard, run_exit_guard};
 pub use flow::{DEFAULT_UPDATES_IN_FLIGHT, OutputFlow};
 pub use lines::{BoundedLines, Frame};
 pub use process::{Process, ProcessEvent, ProcessSpec, StdinMode};

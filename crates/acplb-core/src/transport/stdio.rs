@@ -123,7 +123,7 @@ impl Wire {
 fn read_lines(
     input: impl AsyncRead + Send + 'static,
     max: usize,
-    replies: mpsc::Sender<String>,
+    mut replies: mpsc::Sender<String>,
 ) -> impl Stream<Item = std::io::Result<String>> + Send {
     let mut line_no = 0u64;
     FramedRead::new(input, BoundedLines::new(max)).filter_map(move |frame| {
@@ -147,7 +147,7 @@ fn read_lines(
             "error": { "code": -32700, "message": refusal },
         });
         // A client that floods bad lines and reads nothing loses some of these replies, not memory.
-        if replies.clone().try_send(reply.to_string()).is_err() {
+        if replies.try_send(reply.to_string()).is_err() {
             tracing::debug!("dropping a parse-error reply: the client is not reading");
         }
         futures::future::ready(None)
@@ -241,6 +241,26 @@ mod tests {
         assert!(first.contains("line 2 is not valid UTF-8"), "{first}");
         let second = replies[1]["error"]["message"].as_str().unwrap();
         assert!(second.contains("line 3 has 100 bytes"), "{second}");
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_bad_lines_queues_a_bounded_number_of_replies() {
+        let (mut client_in, agent_in) = tokio::io::duplex(1 << 20);
+        let (replies_tx, mut replies) = mpsc::channel::<String>(8);
+        let mut incoming = Box::pin(read_lines(agent_in, 64, replies_tx));
+        for _ in 0..500 {
+            client_in.write_all(b"\xff\n").await.unwrap();
+        }
+        drop(client_in);
+        while incoming.next().await.is_some() {}
+        let mut queued = 0;
+        while replies.try_recv().is_ok() {
+            queued += 1;
+        }
+        assert!(
+            queued <= 9,
+            "{queued} replies queued for a client that reads nothing"
+        );
     }
 
     #[tokio::test]

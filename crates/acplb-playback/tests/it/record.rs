@@ -9,6 +9,21 @@ use acplb_playback::scenario::{Action, After, Scenario};
 
 use crate::bins::{PLAYBACK, acplb, playback, text};
 
+/// `playback record -o out -- acplb` with every pipe held by the test.
+fn recorder(out: &std::path::Path) -> std::process::Child {
+    Command::new(PLAYBACK)
+        .args(["record", "-o"])
+        .arg(out)
+        .arg("--")
+        .arg(acplb())
+        .env("RUST_LOG", "error")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_live_recording_through_real_codex_replays_identically() {
     let codex = codex_binary().unwrap_or_else(|e| panic!("{e}"));
@@ -104,17 +119,7 @@ fn record_passes_bytes_through_and_writes_on_disconnect() {
 fn a_terminated_recorder_still_writes_the_session() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("term.toml");
-    let mut child = Command::new(PLAYBACK)
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(acplb())
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = recorder(&out);
     let mut stdin = child.stdin.take().unwrap();
     stdin
         .write_all(
@@ -140,17 +145,7 @@ fn a_recording_keeps_mcp_secrets_out_and_is_private() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("secret.toml");
-    let mut child = Command::new(PLAYBACK)
-        .args(["record", "-o"])
-        .arg(&out)
-        .arg("--")
-        .arg(acplb())
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = recorder(&out);
     let secret = "ghp-recorded-secret-0123456789";
     let new = serde_json::json!({
         "jsonrpc": "2.0", "id": 1, "method": "session/new",
