@@ -48,7 +48,8 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
-    let provider = Rc::new(CodexAdapter::new(options));
+    let catalog = acplb_codex::catalog(&cli.config);
+    tracing::info!(transport = %cli.transport, "codex transport");
     arm_exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -57,13 +58,14 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let wire = Wire::stdio(WireLimits::default()).into_parts();
+        options.output_flow = wire.flow.clone();
+        let provider = Rc::new(CodexAdapter::new(options, cli.transport, catalog));
         let server = Server::new(
             provider,
             Rc::new(plugins),
             ServerOptions {
                 agent_name: "acplb".into(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),
-                catalog: acplb_codex::catalog(&cli.config),
                 shutdown_grace: Duration::from_millis(900),
                 output_flow: wire.flow,
                 turn_timeout: cli.turn_timeout.limit(),

@@ -67,6 +67,95 @@ impl Updates {
     pub fn clear(&self) {
         self.0.lock().unwrap().clear();
     }
+
+    /// Every update with the id of its session, as JSON.
+    pub fn all_with_sessions(&self) -> Vec<(String, serde_json::Value)> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|n| (n.session_id.to_string(), serde_json::to_value(&n.update).unwrap()))
+            .collect()
+    }
+}
+
+/// How the test client answers `session/request_permission`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// The first option offered (what most editors highlight).
+    First,
+    /// The first option of this kind (`allow_once`, `allow_always`, `reject_once`, ...).
+    Kind(agent_client_protocol::v1::schema::PermissionOptionKind),
+    /// Never answers (the request stays pending until the session is cancelled).
+    Never,
+    /// Answers with a JSON-RPC error.
+    Error,
+}
+
+/// The permission requests the client received, and how it answers them.
+#[derive(Clone)]
+pub struct Permissions {
+    answer: Arc<Mutex<Answer>>,
+    seen: Arc<Mutex<Vec<RequestPermissionRequest>>>,
+    held: Arc<Mutex<Vec<agent_client_protocol::v1::Responder<RequestPermissionResponse>>>>,
+}
+
+impl Default for Permissions {
+    fn default() -> Self {
+        Self {
+            answer: Arc::new(Mutex::new(Answer::First)),
+            seen: Arc::default(),
+            held: Arc::default(),
+        }
+    }
+}
+
+impl Permissions {
+    /// From now on, answers this way.
+    pub fn answer(&self, answer: Answer) {
+        *self.answer.lock().unwrap() = answer;
+    }
+
+    /// The requests received so far, as JSON.
+    pub fn seen(&self) -> Vec<serde_json::Value> {
+        self.seen
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| serde_json::to_value(r).unwrap())
+            .collect()
+    }
+
+    fn respond(
+        &self,
+        req: RequestPermissionRequest,
+        responder: agent_client_protocol::v1::Responder<RequestPermissionResponse>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let answer = *self.answer.lock().unwrap();
+        let pick = match answer {
+            Answer::First => req.options.first(),
+            Answer::Kind(kind) => req.options.iter().find(|o| o.kind == kind),
+            Answer::Never => {
+                self.seen.lock().unwrap().push(req);
+                self.held.lock().unwrap().push(responder);
+                return Ok(());
+            }
+            Answer::Error => {
+                self.seen.lock().unwrap().push(req);
+                return responder.respond_with_error(
+                    agent_client_protocol::Error::internal_error().data("the test client refuses"),
+                );
+            }
+        }
+        .map(|o| o.option_id.clone());
+        self.seen.lock().unwrap().push(req);
+        responder.respond(RequestPermissionResponse::new(match pick {
+            Some(id) => RequestPermissionOutcome::Selected(
+                agent_client_protocol::v1::schema::SelectedPermissionOutcome::new(id),
+            ),
+            None => RequestPermissionOutcome::Cancelled,
+        }))
+    }
 }
 
 /// A running `acplb`.
@@ -74,6 +163,8 @@ pub struct Acplb {
     pub child: Child,
     pub pid: u32,
     stderr: Arc<Mutex<String>>,
+    /// How this client answers permission requests, and what it was asked.
+    pub permissions: Permissions,
 }
 
 impl Acplb {
@@ -105,7 +196,12 @@ impl Acplb {
                 keep.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
-        Acplb { child, pid, stderr }
+        Acplb {
+            child,
+            pid,
+            stderr,
+            permissions: Permissions::default(),
+        }
     }
 
     /// What acplb wrote to stderr so far.
@@ -124,6 +220,7 @@ impl Acplb {
         let stdout = self.child.stdout.take().expect("stdout not taken yet");
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
         let sink = updates.clone();
+        let permissions = self.permissions.clone();
         Client
             .v1()
             .name("acplb-e2e")
@@ -137,15 +234,7 @@ impl Acplb {
             .on_receive_request(
                 async move |req: RequestPermissionRequest,
                             responder: agent_client_protocol::v1::Responder<RequestPermissionResponse>,
-                            _cx| {
-                    let allow = req.options.first().map(|o| o.option_id.clone());
-                    responder.respond(RequestPermissionResponse::new(match allow {
-                        Some(id) => RequestPermissionOutcome::Selected(
-                            agent_client_protocol::v1::schema::SelectedPermissionOutcome::new(id),
-                        ),
-                        None => RequestPermissionOutcome::Cancelled,
-                    }))
-                },
+                            _cx| { permissions.respond(req, responder) },
                 on_receive_request!(),
             )
             .connect_with(transport, main)

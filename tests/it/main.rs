@@ -13,6 +13,7 @@
 #![allow(unreachable_pub, clippy::missing_panics_doc, missing_debug_implementations)]
 
 mod acpx;
+mod appserver;
 mod atm;
 mod cli;
 mod codex;

@@ -44,6 +44,9 @@ pub fn default_catalog() -> OptionCatalog {
             .map(|e| (*e).to_owned())
             .collect(),
         default_model: None,
+        agent: "Codex".to_owned(),
+        asks: false,
+        steer: false,
     }
 }
 

@@ -9,7 +9,7 @@ use acplb_core::CancellationToken;
 use acplb_core::error::ProviderError;
 use acplb_core::permission::Mode;
 use acplb_core::provider::{
-    ProviderAdapter, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
+    ProviderCapabilities, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
 };
 use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
@@ -46,6 +46,9 @@ pub struct CodexOptions {
     /// How stdio MCP servers with `env` are started (see `mcp.rs`); without one such servers
     /// are refused, since their values would otherwise go on Codex's command line.
     pub mcp_launcher: Option<McpLauncher>,
+    /// The editor's backpressure: a shared app-server's output is read only while the editor
+    /// keeps up (the default never waits).
+    pub output_flow: acplb_core::transport::OutputFlow,
 }
 
 impl CodexOptions {
@@ -59,33 +62,35 @@ impl CodexOptions {
             interrupt_grace: Duration::from_millis(300),
             transcript_dir: None,
             mcp_launcher: None,
+            output_flow: acplb_core::transport::OutputFlow::default(),
         }
     }
 }
 
-/// The Codex provider.
-#[derive(Debug)]
-pub struct CodexAdapter {
-    options: CodexOptions,
+/// Why the provider refuses MCP servers over SSE.
+pub(crate) const SSE_REFUSAL: &str = "Codex does not support";
+
+/// Opens the `codex exec` side of a session.
+pub(crate) fn open_exec_session(options: &CodexOptions, setup: SessionSetup) -> Box<dyn ProviderSession> {
+    Box::new(CodexSession {
+        options: options.clone(),
+        secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
+        setup,
+        thread_id: None,
+        totals: Totals::default(),
+        turns: 0,
+    })
 }
 
-impl CodexAdapter {
-    /// A provider running Codex as `options` say.
-    pub fn new(options: CodexOptions) -> Self {
-        Self { options }
-    }
-}
-
-impl ProviderAdapter for CodexAdapter {
-    fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
-        Box::new(CodexSession {
-            options: self.options.clone(),
-            secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
-            setup,
-            thread_id: None,
-            totals: Totals::default(),
-            turns: 0,
-        })
+/// The capabilities of the exec transport: it cannot ask (Codex runs with approval `never`)
+/// nor steer.
+pub(crate) fn exec_capabilities(
+    catalog: acplb_core::session::options::OptionCatalog,
+) -> ProviderCapabilities {
+    ProviderCapabilities {
+        catalog,
+        refuses_sse_mcp: Some(SSE_REFUSAL.into()),
+        commands: Vec::new(),
     }
 }
 
@@ -281,7 +286,7 @@ impl CodexSession {
 
 /// `RUST_LOG` configures acplb; Codex would read it too and flood its stderr, so it is removed
 /// and `ACPLB_CODEX_RUST_LOG`, when set, becomes Codex's `RUST_LOG`.
-fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
+pub(crate) fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
     if let Ok(level) = std::env::var("ACPLB_CODEX_RUST_LOG") {
         env.push(("RUST_LOG".into(), level));
     }

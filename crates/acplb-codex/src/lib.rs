@@ -3,6 +3,8 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod adapter;
+pub mod appserver;
 mod args;
 mod catalog;
 pub mod command;
@@ -17,7 +19,8 @@ mod transcript;
 mod turn;
 pub mod wire;
 
+pub use adapter::{CodexAdapter, Transport};
 pub use catalog::{BUILTIN_DEFAULT_MODEL, catalog, default_catalog};
-pub use exec::{CodexAdapter, CodexOptions};
+pub use exec::CodexOptions;
 pub use mcp::McpLauncher;
 pub use transcript::session_dir_name;

@@ -7,6 +7,11 @@
 //! `{"t_ms":T,"stderr":LINE}`, then `{"t_ms":T,"exit":{"code":C}}` (or `"signal"`), or
 //! `{"t_ms":T,"cancelled":true}` when the turn was cancelled.
 //!
+//! An app-server turn starts with `{"start":{"transport":"app-server","thread":..,"cwd":..}}`
+//! and holds the JSON-RPC messages of its thread both ways: `{"t_ms":T,"sent":MSG}` (acplb's
+//! requests with their `method`, answers to Codex's requests with their `id`) and
+//! `{"t_ms":T,"recv":MSG}` (notifications, Codex's requests, results of acplb's requests).
+//!
 //! Transcripts hold conversation text: files are created `0600` (folders `0700`), and every
 //! line is redacted first, both for the session's known secrets (its MCP servers' `env` and
 //! header values) and for the secret shapes of `acplb_core::redact`.
@@ -75,6 +80,27 @@ impl Transcript {
             let line = self.secrets.redact_json_line(line);
             self.timed("stdout", &json!(line));
         }
+    }
+
+    /// An app-server turn begins: which thread, in which folder.
+    pub(crate) fn start_app_server(&mut self, thread: Option<&str>, cwd: &Path, prompt_bytes: usize) {
+        if self.file.is_some() {
+            self.write(&json!({ "start": { "transport": "app-server", "thread": thread, "cwd": cwd, "stdin_bytes": prompt_bytes } }));
+        }
+    }
+
+    /// One JSON-RPC message of the session's thread: `sent` by acplb, or received.
+    pub(crate) fn message(&mut self, sent: bool, msg: &serde_json::Value) {
+        if self.file.is_some() {
+            let line = self.secrets.redact_json_line(&msg.to_string());
+            let value = serde_json::from_str(&line).unwrap_or(serde_json::Value::String(line));
+            self.timed(if sent { "sent" } else { "recv" }, &value);
+        }
+    }
+
+    /// The app-server turn ended (completed, failed, or the server went away).
+    pub(crate) fn end(&mut self) {
+        self.flush();
     }
 
     pub(crate) fn stderr(&mut self, line: &str) {

@@ -6,13 +6,25 @@ use std::fmt;
 /// A session mode as the editor sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
-    /// Codex may read anything but write nothing; commands run in a read-only sandbox.
+    /// The agent may read anything but write nothing; commands run in a read-only sandbox,
+    /// and it asks before anything more.
     #[default]
     ReadOnly,
-    /// Codex may edit the workspace and run commands in a workspace-write sandbox.
+    /// The agent may edit the workspace and run commands in a workspace-write sandbox, and asks
+    /// before anything more.
     Auto,
     /// No sandbox at all.
     FullAccess,
+}
+
+/// When the agent asks the editor before it acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Before anything its sandbox does not allow (an edit in read-only, a command that needs
+    /// more than the sandbox, an MCP tool that wants approval).
+    OnRequest,
+    /// Never: what the sandbox refuses fails.
+    Never,
 }
 
 /// The sandbox a mode maps to.
@@ -56,12 +68,37 @@ impl Mode {
         }
     }
 
-    /// One sentence for the mode picker.
-    pub fn description(self) -> &'static str {
+    /// One sentence for the mode picker; `agent` names the agent ("Codex"), and `asks` says
+    /// whether the provider can ask the editor before it acts.
+    pub fn description(self, agent: &str, asks: bool) -> String {
+        match (self, asks) {
+            (Mode::ReadOnly, true) => {
+                format!(
+                    "{agent} reads files and runs read-only commands; it asks before edits and anything else."
+                )
+            }
+            (Mode::ReadOnly, false) => {
+                format!("{agent} can read files and run read-only commands; it cannot edit.")
+            }
+            (Mode::Auto, true) => format!(
+                "{agent} edits files and runs commands inside the workspace sandbox; it asks before anything outside it."
+            ),
+            (Mode::Auto, false) => {
+                format!("{agent} can edit files and run commands inside the workspace sandbox.")
+            }
+            (Mode::FullAccess, _) => {
+                format!(
+                    "{agent} runs without a sandbox and never asks: it can edit anything and use the network."
+                )
+            }
+        }
+    }
+
+    /// When the agent asks before it acts, in this mode.
+    pub fn approval(self) -> Approval {
         match self {
-            Mode::ReadOnly => "Codex can read files and run read-only commands; it cannot edit.",
-            Mode::Auto => "Codex can edit files and run commands inside the workspace sandbox.",
-            Mode::FullAccess => "Codex runs without a sandbox: it can edit anything and use the network.",
+            Mode::ReadOnly | Mode::Auto => Approval::OnRequest,
+            Mode::FullAccess => Approval::Never,
         }
     }
 

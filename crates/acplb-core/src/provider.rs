@@ -5,13 +5,41 @@
 //! [`SessionSink`] for `session/update` notifications and a cancellation token.
 
 use std::path::PathBuf;
+use std::rc::Rc;
 
-use agent_client_protocol::v1::schema::{McpServer, SessionUpdate, StopReason};
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, McpServer, PermissionOption, SessionUpdate, StopReason, ToolCallUpdate,
+};
 use async_trait::async_trait;
+use futures::future::LocalBoxFuture;
+use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::ProviderError;
 use crate::permission::Mode;
+use crate::session::options::OptionCatalog;
+
+/// A question for the editor: may the provider do what `tool_call` shows?
+#[derive(Debug, Clone)]
+pub struct PermissionAsk {
+    /// The tool call the question is about (the command, or the diff), with the id of the
+    /// live tool call so the editor can tie them together.
+    pub tool_call: ToolCallUpdate,
+    /// The choices offered, in order.
+    pub options: Vec<PermissionOption>,
+}
+
+/// The editor's answer to a [`PermissionAsk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PermissionAnswer {
+    /// The user picked this option id.
+    Selected(String),
+    /// The prompt was cancelled (by the user or by `session/cancel`).
+    Cancelled,
+    /// The client answered with an error, went away, or cannot be asked: treated as a
+    /// rejection. The text says why, for the log.
+    Unanswered(String),
+}
 
 /// Where a provider sends the updates of a running turn.
 ///
@@ -23,27 +51,64 @@ pub trait SessionSink {
     /// Resolves when the client can take more updates. Providers await it before they read
     /// more of their child's output, so a client that stops reading pauses the child instead
     /// of filling acplb's memory.
-    fn ready(&self) -> futures::future::LocalBoxFuture<'_, ()> {
+    fn ready(&self) -> LocalBoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
+    }
+
+    /// Asks the editor for permission (`session/request_permission`) and waits for the answer.
+    /// The provider races it against the turn's cancellation itself. Sinks that have no editor
+    /// to ask answer [`PermissionAnswer::Unanswered`].
+    fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
+        drop(ask);
+        Box::pin(std::future::ready(PermissionAnswer::Unanswered(
+            "no editor to ask".into(),
+        )))
     }
 }
 
-/// A sink that keeps every update, for tests and for `playback decode`.
+/// A sink that keeps every update, for tests and for `playback decode`; permission asks are
+/// kept too and answered with the option ids given to [`CollectingSink::answering`], in turn
+/// (then unanswered).
 #[derive(Debug, Default)]
 pub struct CollectingSink {
     updates: std::cell::RefCell<Vec<SessionUpdate>>,
+    asks: std::cell::RefCell<Vec<PermissionAsk>>,
+    answers: std::cell::RefCell<std::collections::VecDeque<String>>,
 }
 
 impl CollectingSink {
+    /// A sink answering permission asks with these option ids, in order.
+    pub fn answering<I: IntoIterator<Item = S>, S: Into<String>>(answers: I) -> Self {
+        let sink = Self::default();
+        sink.answers
+            .borrow_mut()
+            .extend(answers.into_iter().map(Into::into));
+        sink
+    }
+
     /// Takes the updates collected so far.
     pub fn take(&self) -> Vec<SessionUpdate> {
         std::mem::take(&mut self.updates.borrow_mut())
+    }
+
+    /// Takes the permission asks seen so far.
+    pub fn take_asks(&self) -> Vec<PermissionAsk> {
+        std::mem::take(&mut self.asks.borrow_mut())
     }
 }
 
 impl SessionSink for CollectingSink {
     fn update(&self, update: SessionUpdate) {
         self.updates.borrow_mut().push(update);
+    }
+
+    fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
+        self.asks.borrow_mut().push(ask);
+        let answer = match self.answers.borrow_mut().pop_front() {
+            Some(id) => PermissionAnswer::Selected(id),
+            None => PermissionAnswer::Unanswered("no scripted answer left".into()),
+        };
+        Box::pin(std::future::ready(answer))
     }
 }
 
@@ -56,6 +121,41 @@ pub struct SessionSettings {
     pub reasoning_effort: Option<String>,
     /// Whether sandboxed commands may use the network (only meaningful in `auto` mode).
     pub network_access: bool,
+    /// What a prompt sent while a turn runs does: wait for its own turn, or join the running
+    /// one (only where the provider can steer).
+    pub while_busy: WhileBusy,
+}
+
+/// What a prompt sent while a turn runs does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WhileBusy {
+    /// It waits and runs as the next turn.
+    #[default]
+    Queue,
+    /// It is sent into the running turn (the model sees it at its next step).
+    Steer,
+}
+
+/// Prompts the editor sent into a running turn ([`WhileBusy::Steer`]); the provider reads them
+/// beside its child's output. Empty for providers that cannot steer.
+#[derive(Debug, Clone, Default)]
+pub struct SteerInbox(Option<Rc<tokio::sync::Mutex<UnboundedReceiver<PromptInput>>>>);
+
+impl SteerInbox {
+    /// An inbox reading from `rx`.
+    pub fn new(rx: UnboundedReceiver<PromptInput>) -> Self {
+        Self(Some(Rc::new(tokio::sync::Mutex::new(rx))))
+    }
+
+    /// The next steered prompt; pending forever when there is none (cancel-safe).
+    pub async fn next(&self) -> PromptInput {
+        if let Some(rx) = &self.0
+            && let Some(input) = rx.lock().await.recv().await
+        {
+            return input;
+        }
+        std::future::pending().await
+    }
 }
 
 /// An image attached to a prompt.
@@ -106,6 +206,8 @@ pub struct TurnRequest {
     pub developer_instructions: Vec<String>,
     /// Extra environment for this turn only (from plugins).
     pub env: Vec<(String, String)>,
+    /// Prompts steered into this turn while it runs.
+    pub steer: SteerInbox,
 }
 
 /// Token counts of one turn (not cumulative).
@@ -130,10 +232,33 @@ pub struct TurnOutcome {
     pub usage: Option<TurnUsage>,
 }
 
+/// What a provider offers and how the runtime should speak of it; the runtime holds no
+/// provider's words or decisions of its own.
+#[derive(Debug, Clone)]
+pub struct ProviderCapabilities {
+    /// Models and efforts offered as config options, the agent's name, whether it asks before
+    /// it acts and whether it can be steered.
+    pub catalog: OptionCatalog,
+    /// Why MCP servers over SSE are refused, completing "… uses SSE, which {why}", when they
+    /// are (`None`: accepted).
+    pub refuses_sse_mcp: Option<String>,
+    /// Slash commands for `available_commands_update`.
+    pub commands: Vec<AvailableCommand>,
+}
+
 /// A provider backend: opens one [`ProviderSession`] per ACP session.
+#[async_trait(?Send)]
 pub trait ProviderAdapter {
-    /// Opens the provider side of a new session. Must not block or spawn processes.
-    fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession>;
+    /// What this provider offers (asked once per `initialize` and `session/new`).
+    fn capabilities(&self) -> ProviderCapabilities;
+
+    /// Opens the provider side of a new session. May start work in the background, but must
+    /// not wait for a child process to be ready: `session/new` is answered once it returns.
+    async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError>;
+
+    /// Stops what the provider shares between sessions (a long-lived child); called once,
+    /// after every session has shut down. Must finish quickly.
+    async fn shutdown(&self) {}
 }
 
 /// The provider side of one ACP session; owns whatever the provider keeps between turns.

@@ -15,7 +15,7 @@
 //! set to an empty value for them (`shell_environment_policy.set`), so the model cannot read a
 //! server's secret with `env`.
 
-mod url_credentials;
+pub(crate) mod url_credentials;
 
 use std::path::PathBuf;
 

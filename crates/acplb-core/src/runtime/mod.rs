@@ -13,7 +13,6 @@ use agent_client_protocol::{Agent, ConnectTo};
 
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
-use crate::session::options::OptionCatalog;
 
 /// What the server tells editors about itself and offers per session.
 #[derive(Debug, Clone)]
@@ -22,8 +21,6 @@ pub struct ServerOptions {
     pub agent_name: String,
     /// `agentInfo.version`.
     pub agent_version: String,
-    /// Models and efforts offered as config options.
-    pub catalog: OptionCatalog,
     /// How long shutdown may take before children are abandoned to their kill-on-drop.
     pub shutdown_grace: Duration,
     /// The client's backpressure (from `transport::stdio::Wire`); the default never waits.

@@ -8,10 +8,10 @@ use std::rc::Rc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, ClientCapabilities, ContentBlock, ContentChunk, Implementation, InitializeRequest,
-    InitializeResponse, McpCapabilities, McpServer, NewSessionRequest, NewSessionResponse, Notice,
-    NoticeSeverity, PromptCapabilities, PromptRequest, PromptResponse, SessionId, SessionMode,
-    SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, ContentBlock, ContentChunk,
+    Implementation, InitializeRequest, InitializeResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, Notice, NoticeSeverity, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
+    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -59,12 +59,31 @@ struct SessionHandle {
     task: JoinHandle<()>,
 }
 
+/// A session whose provider side finished opening (or failed to).
+struct Opened {
+    session_id: SessionId,
+    provider: Result<Box<dyn crate::provider::ProviderSession>, crate::error::ProviderError>,
+    pending: PendingSession,
+}
+
+/// What `session/new` decided before the provider side opened.
+struct PendingSession {
+    cwd: std::path::PathBuf,
+    pipeline: Rc<crate::plugin::Pipeline>,
+    notices: Vec<SessionNotice>,
+    responder: Responder<NewSessionResponse>,
+    cx: ConnectionTo<Client>,
+}
+
 pub(super) struct Store {
     provider: Rc<dyn ProviderAdapter>,
     pipelines: Rc<dyn PipelineSource>,
     options: ServerOptions,
     client: ClientCapabilities,
     sessions: HashMap<SessionId, SessionHandle>,
+    capabilities: crate::provider::ProviderCapabilities,
+    opened_tx: UnboundedSender<Opened>,
+    opened_rx: Option<UnboundedReceiver<Opened>>,
 }
 
 impl Store {
@@ -73,19 +92,33 @@ impl Store {
         pipelines: Rc<dyn PipelineSource>,
         options: ServerOptions,
     ) -> Self {
+        let (opened_tx, opened_rx) = unbounded_channel();
         Self {
+            capabilities: provider.capabilities(),
             provider,
             pipelines,
             options,
             client: ClientCapabilities::default(),
             sessions: HashMap::new(),
+            opened_tx,
+            opened_rx: Some(opened_rx),
         }
     }
 
     /// Handles commands until every sender is gone, then stops all sessions.
     pub(super) async fn run(mut self, mut rx: UnboundedReceiver<Command>) {
-        while let Some(cmd) = rx.recv().await {
-            self.on_command(cmd);
+        let Some(mut opened) = self.opened_rx.take() else {
+            return;
+        };
+        loop {
+            tokio::select! {
+                // Both cancel-safe: a message not taken stays in its channel.
+                cmd = rx.recv() => match cmd {
+                    Some(cmd) => self.on_command(cmd),
+                    None => break,
+                },
+                Some(done) = opened.recv() => self.on_opened(done),
+            }
         }
         let sessions = std::mem::take(&mut self.sessions);
         for handle in sessions.values() {
@@ -96,6 +129,7 @@ impl Store {
                 tracing::error!(session = %id, error = %e, "session actor ended abnormally");
             }
         }
+        self.provider.shutdown().await;
         tracing::debug!("all sessions stopped");
     }
 
@@ -143,10 +177,11 @@ impl Store {
 
     fn initialize(&mut self, req: &InitializeRequest, responder: Responder<InitializeResponse>) {
         self.client = req.client_capabilities.clone();
+        let sse = self.capabilities.refuses_sse_mcp.is_none();
         let caps = AgentCapabilities::new()
             .load_session(false)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-            .mcp_capabilities(McpCapabilities::new().http(true).sse(false));
+            .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
         let version = if req.protocol_version > ProtocolVersion::V1 {
             ProtocolVersion::V1
         } else {
@@ -174,12 +209,13 @@ impl Store {
             reply(responder.respond_with_error(wire_error::invalid_params(message)));
             return;
         }
-        if let Some(name) = req.mcp_servers.iter().find_map(|s| match s {
-            McpServer::Sse(sse) => Some(sse.name.clone()),
-            _ => None,
-        }) {
-            let msg =
-                format!("MCP server `{name}` uses SSE, which Codex does not support; use stdio or http");
+        if let Some(why) = &self.capabilities.refuses_sse_mcp
+            && let Some(name) = req.mcp_servers.iter().find_map(|s| match s {
+                McpServer::Sse(sse) => Some(sse.name.clone()),
+                _ => None,
+            })
+        {
+            let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
             reply(responder.respond_with_error(wire_error::invalid_params(msg)));
             return;
         }
@@ -203,49 +239,97 @@ impl Store {
             return;
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let provider = self.provider.open_session(SessionSetup {
+        let setup = SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
             mcp_servers: start.mcp_servers,
             env: start.env,
             developer_instructions: start.developer_instructions,
             client_shows_notices: shows_notices,
+        };
+        let pending = PendingSession {
+            cwd: req.cwd,
+            pipeline,
+            notices,
+            responder,
+            cx,
+        };
+        // Opening may wait (never for a child to be ready); the store goes on meanwhile.
+        let provider = self.provider.clone();
+        let done = self.opened_tx.clone();
+        tokio::task::spawn_local(async move {
+            let opened = provider.open_session(setup).await;
+            let sent = done.send(Opened {
+                session_id,
+                provider: opened,
+                pending,
+            });
+            if sent.is_err() {
+                // The store is gone only when acplb stops; the session is then moot.
+                tracing::debug!("a session opened after acplb began to stop; dropped");
+            }
         });
+    }
+
+    /// The provider side of a new session is open: start its actor and answer `session/new`.
+    fn on_opened(&mut self, opened: Opened) {
+        let Opened {
+            session_id,
+            provider,
+            pending,
+        } = opened;
+        let provider = match provider {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::warn!(session = %session_id, error = %e, "the provider could not open the session");
+                reply(pending.responder.respond_with_error(wire_error::provider(&e)));
+                return;
+            }
+        };
+        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let settings = SessionSettings::default();
-        let catalog = Rc::new(self.options.catalog.clone());
+        let catalog = Rc::new(self.capabilities.catalog.clone());
         let modes = SessionModeState::new(
             Mode::default().id(),
             Mode::ALL
                 .iter()
-                .map(|m| SessionMode::new(m.id(), m.name()).description(m.description()))
+                .map(|m| SessionMode::new(m.id(), m.name()).description(catalog.mode_description(*m)))
                 .collect::<Vec<_>>(),
         );
         let response = NewSessionResponse::new(session_id.clone())
             .modes(modes)
             .config_options(catalog.options(&settings, Mode::default()));
         let (tx, rx) = unbounded_channel();
-        let notice_cx = cx.clone();
+        let notice_cx = pending.cx.clone();
         let actor = SessionActor::new(
             session_id.clone(),
-            cx,
+            pending.cx,
             SessionParts {
-                cwd: req.cwd.clone(),
+                cwd: pending.cwd.clone(),
                 provider,
                 catalog,
-                pipeline,
+                pipeline: pending.pipeline,
                 settings,
                 turn_timeout: self.options.turn_timeout,
             },
         )
         .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
-        tracing::info!(session = %session_id, cwd = %req.cwd.display(), "session created");
+        tracing::info!(session = %session_id, cwd = %pending.cwd.display(), "session created");
         self.sessions
             .insert(session_id.clone(), SessionHandle { tx, task });
-        reply(responder.respond(response));
+        reply(pending.responder.respond(response));
         // After the response: the client learns the session id from it.
-        for notice in notices {
+        for notice in pending.notices {
             send_notice(&notice_cx, &session_id, notice, shows_notices);
+        }
+        if !self.capabilities.commands.is_empty() {
+            let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+                self.capabilities.commands.clone(),
+            ));
+            if let Err(e) = notice_cx.send_notification(SessionNotification::new(session_id, update)) {
+                tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
+            }
         }
     }
 }

@@ -14,11 +14,13 @@ use crate::plugin::PluginError;
 /// A failed turn as the client sees it.
 pub(crate) fn provider(e: &ProviderError) -> Error {
     match e {
-        ProviderError::AuthRequired { message } => titled(Error::auth_required(), message)
-            .data(json!({ "message": message, "hint": "run `codex login` and try again" })),
-        // The message itself is what editors show, so it carries Codex's words.
+        // The provider's message says how to log in; the runtime adds no words of its own.
+        ProviderError::AuthRequired { message } => {
+            titled(Error::auth_required(), message).data(json!({ "message": message }))
+        }
+        // The message itself is what editors show, so it carries the provider's words.
         ProviderError::TurnFailed { message } => {
-            titled(Error::internal_error(), message).data(json!({ "message": message, "source": "codex" }))
+            titled(Error::internal_error(), message).data(json!({ "message": message, "source": "provider" }))
         }
         ProviderError::Prepare(_) => invalid_params(e.to_string()),
         ProviderError::Exited {

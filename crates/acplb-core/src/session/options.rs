@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use crate::permission::Mode;
-use crate::provider::SessionSettings;
+use crate::provider::{SessionSettings, WhileBusy};
 
 /// Config option id of the mode picker (the same modes as `session/set_mode`).
 pub const MODE: &str = "mode";
@@ -21,6 +21,8 @@ pub const MODEL: &str = "model";
 pub const REASONING_EFFORT: &str = "reasoning_effort";
 /// Config option id of the network toggle.
 pub const NETWORK_ACCESS: &str = "network_access";
+/// Config option id of "a prompt sent while busy": queue or steer (only where the provider steers).
+pub const WHILE_BUSY: &str = "while_busy";
 
 /// The value meaning "whatever the provider's own configuration says".
 pub const DEFAULT_VALUE: &str = "default";
@@ -35,6 +37,12 @@ pub struct OptionCatalog {
     /// The model the provider uses when the editor picks none (from its own configuration),
     /// shown as the current model; `None` when it cannot be known without asking the provider.
     pub default_model: Option<String>,
+    /// The agent's name as users know it ("Codex"), for descriptions.
+    pub agent: String,
+    /// Whether the provider asks the editor before it acts (modes describe what it asks).
+    pub asks: bool,
+    /// Whether a prompt can be steered into a running turn (offers the `while_busy` option).
+    pub steer: bool,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -62,11 +70,17 @@ pub enum OptionError {
 }
 
 impl OptionCatalog {
+    /// The one-sentence description of `mode` for this provider.
+    pub fn mode_description(&self, mode: Mode) -> String {
+        mode.description(&self.agent, self.asks)
+    }
+
     /// The options as ACP config options, with current values from `settings` and `mode`.
     pub fn options(&self, settings: &SessionSettings, mode: Mode) -> Vec<SessionConfigOption> {
+        let agent = &self.agent;
         let modes = Mode::ALL
             .iter()
-            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(m.description()))
+            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(self.mode_description(*m)))
             .collect::<Vec<_>>();
         let mut efforts = vec![SessionConfigSelectOption::new(DEFAULT_VALUE, "Default")];
         efforts.extend(
@@ -79,13 +93,15 @@ impl OptionCatalog {
             .clone()
             .or_else(|| self.default_model.clone())
             .unwrap_or_else(|| DEFAULT_VALUE.to_owned());
-        vec![
+        let mut options = vec![
             SessionConfigOption::select(MODE, "Mode", mode.id(), modes)
                 .category(SessionConfigOptionCategory::Mode)
-                .description("What Codex may do without asking (the same as the session mode)."),
+                .description(format!(
+                    "What {agent} may do without asking (the same as the session mode)."
+                )),
             SessionConfigOption::select(MODEL, "Model", current_model, self.model_choices())
                 .category(SessionConfigOptionCategory::Model)
-                .description("The model Codex uses for the next turn."),
+                .description(format!("The model {agent} uses for the next turn.")),
             SessionConfigOption::select(
                 REASONING_EFFORT,
                 "Reasoning effort",
@@ -98,7 +114,29 @@ impl OptionCatalog {
                 .description(
                     "Lets sandboxed commands use the network in Auto mode (Full Access always has it).",
                 ),
-        ]
+        ];
+        if self.steer {
+            let value = match settings.while_busy {
+                WhileBusy::Queue => "queue",
+                WhileBusy::Steer => "steer",
+            };
+            options.push(
+                SessionConfigOption::select(
+                    WHILE_BUSY,
+                    "While busy",
+                    value,
+                    vec![
+                        SessionConfigSelectOption::new("queue", "Queue")
+                            .description("A prompt sent during a turn runs as the next turn."),
+                        SessionConfigSelectOption::new("steer", "Steer").description(format!(
+                            "A prompt sent during a turn goes into it; {agent} reads it at its next step."
+                        )),
+                    ],
+                )
+                .description(format!("What a prompt sent while {agent} is working does.")),
+            );
+        }
+        options
     }
 
     /// The model picker: the model in use by default first, then the catalog.
@@ -157,7 +195,7 @@ impl OptionCatalog {
                     all.push(DEFAULT_VALUE);
                     return Err(bad(one_of(all)));
                 }
-                // Choosing the model in use by default keeps following Codex's configuration.
+                // Choosing the model in use by default keeps following the provider's configuration.
                 let is_default =
                     text == DEFAULT_VALUE || self.default_model.as_deref() == Some(text.as_str());
                 settings.model = (!is_default).then_some(text);
@@ -170,10 +208,21 @@ impl OptionCatalog {
                 }
                 settings.reasoning_effort = (text != DEFAULT_VALUE).then_some(text);
             }
+            WHILE_BUSY if self.steer => {
+                settings.while_busy = match text.as_str() {
+                    "queue" => WhileBusy::Queue,
+                    "steer" => WhileBusy::Steer,
+                    _ => return Err(bad(one_of(["queue", "steer"]))),
+                };
+            }
             unknown => {
+                let mut known = vec![MODE, MODEL, REASONING_EFFORT, NETWORK_ACCESS];
+                if self.steer {
+                    known.push(WHILE_BUSY);
+                }
                 return Err(OptionError::UnknownOption {
                     option: unknown.to_owned(),
-                    known: one_of([MODE, MODEL, REASONING_EFFORT, NETWORK_ACCESS]),
+                    known: one_of(known),
                 });
             }
         }
@@ -224,6 +273,9 @@ mod tests {
             models: vec![("gpt-5.5".into(), "GPT-5.5".into())],
             efforts: vec!["low".into(), "high".into()],
             default_model: default_model.map(str::to_owned),
+            agent: "Codex".into(),
+            asks: true,
+            steer: true,
         }
     }
 
@@ -249,6 +301,7 @@ mod tests {
             model: None,
             reasoning_effort: None,
             network_access: true,
+            while_busy: WhileBusy::Queue,
         };
         let json = serde_json::to_value(catalog(Some("gpt-6.1-sol")).options(&s, Mode::Auto)).unwrap();
         assert_eq!(json[0]["id"], "mode");
@@ -261,8 +314,34 @@ mod tests {
         assert_eq!(json[1]["options"][0]["value"], "gpt-6.1-sol");
         assert_eq!(json[2]["currentValue"], "default");
         assert_eq!(json[3]["currentValue"], true);
+        assert_eq!(json[4]["id"], "while_busy");
+        assert_eq!(json[4]["currentValue"], "queue");
         let unknown = serde_json::to_value(catalog(None).options(&s, Mode::ReadOnly)).unwrap();
         assert_eq!(unknown[1]["currentValue"], "default");
+        assert!(
+            unknown[0]["options"][0]["description"]
+                .as_str()
+                .unwrap()
+                .contains("asks before")
+        );
+    }
+
+    #[test]
+    fn while_busy_exists_only_where_the_provider_steers() {
+        let mut c = catalog(None);
+        let (mut s, mut m) = (SessionSettings::default(), Mode::Auto);
+        apply(&c, &mut s, &mut m, WHILE_BUSY, &id("steer")).unwrap();
+        assert_eq!(s.while_busy, WhileBusy::Steer);
+        let e = apply(&c, &mut s, &mut m, WHILE_BUSY, &id("later"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.ends_with("one of: queue, steer"), "{e}");
+        c.steer = false;
+        assert_eq!(c.options(&s, m).len(), 4);
+        let e = apply(&c, &mut s, &mut m, WHILE_BUSY, &id("queue"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown config option `while_busy`"), "{e}");
     }
 
     #[test]

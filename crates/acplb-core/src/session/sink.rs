@@ -2,10 +2,13 @@
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate,
+};
+use futures::future::LocalBoxFuture;
 
 use crate::plugin::Pipeline;
-use crate::provider::SessionSink;
+use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
 use crate::transport::OutputFlow;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
@@ -51,7 +54,25 @@ impl SessionSink for AcpSink {
         }
     }
 
-    fn ready(&self) -> futures::future::LocalBoxFuture<'_, ()> {
+    fn ready(&self) -> LocalBoxFuture<'_, ()> {
         Box::pin(self.flow.ready())
+    }
+
+    fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
+        let request = RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options);
+        let sent = self.cx.send_request(request);
+        Box::pin(async move {
+            match sent.block_task().await {
+                Ok(response) => match response.outcome {
+                    RequestPermissionOutcome::Selected(selected) => {
+                        PermissionAnswer::Selected(selected.option_id.to_string())
+                    }
+                    RequestPermissionOutcome::Cancelled => PermissionAnswer::Cancelled,
+                    _ => PermissionAnswer::Unanswered("an answer of a kind acplb does not know".into()),
+                },
+                // An error reply, or a client that went away: a rejection.
+                Err(e) => PermissionAnswer::Unanswered(e.message),
+            }
+        })
     }
 }

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::AsyncWriteExt;
-use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio_util::codec::FramedRead;
 
 use super::{BoundedLines, Frame, StderrTail};
@@ -23,6 +23,8 @@ pub enum StdinMode {
     Null,
     /// These bytes, then end of input.
     Bytes(Vec<u8>),
+    /// A pipe the caller writes to ([`Process::take_stdin`]), for a long-lived child.
+    Pipe,
 }
 
 /// How to start a child.
@@ -68,6 +70,7 @@ pub struct Process {
     program: PathBuf,
     child: Child,
     pgid: Option<Pid>,
+    stdin: Option<ChildStdin>,
     stdout: Option<FramedRead<ChildStdout, BoundedLines>>,
     stderr: Option<FramedRead<ChildStderr, BoundedLines>>,
     tail: StderrTail,
@@ -111,7 +114,7 @@ impl Process {
             .stderr(Stdio::piped())
             .stdin(match spec.stdin {
                 StdinMode::Null => Stdio::null(),
-                StdinMode::Bytes(_) => Stdio::piped(),
+                StdinMode::Bytes(_) | StdinMode::Pipe => Stdio::piped(),
             })
             .process_group(0)
             .kill_on_drop(true);
@@ -122,7 +125,10 @@ impl Process {
             .id()
             .and_then(|id| i32::try_from(id).ok())
             .map(Pid::from_raw);
-        if let (StdinMode::Bytes(bytes), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
+        let mut pipe = child.stdin.take();
+        if let StdinMode::Bytes(bytes) = spec.stdin
+            && let Some(mut stdin) = pipe.take()
+        {
             // Written from a task: a child that reads its input lazily must not stall our reads.
             tokio::spawn(async move {
                 if let Err(e) = stdin.write_all(&bytes).await {
@@ -139,16 +145,23 @@ impl Process {
             .stderr
             .take()
             .map(|s| FramedRead::new(s, BoundedLines::new(64 * 1024)));
+        let stdin = pipe;
         Ok(Process {
             program: spec.program,
             child,
             pgid,
+            stdin,
             stdout,
             stderr,
             tail: StderrTail::new(spec.stderr_tail_bytes),
             reaped: None,
             marker,
         })
+    }
+
+    /// The child's stdin, for [`StdinMode::Pipe`] (once).
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.stdin.take()
     }
 
     /// The program this process runs.

@@ -105,6 +105,8 @@ async fn record_one(
         // A home of its own keeps the user's shell profile out of Codex's `bash -lc` output.
         .env("HOME", env.root())
         .env("RUST_LOG", "error")
+        // The corpus is of `codex exec` sessions.
+        .env("ACPLB_TRANSPORT", "exec")
         .current_dir(env.workspace())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -95,6 +95,8 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     for var in ACPLB_VARS {
         command.env_remove(var);
     }
+    // The stand-in speaks `codex exec --json`; a scenario's own `--transport` wins.
+    command.env("ACPLB_TRANSPORT", "exec");
     let mut child = command.spawn().map_err(|source| PlaybackError::Spawn {
         program: opts.acplb.clone(),
         source,

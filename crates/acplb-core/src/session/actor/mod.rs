@@ -26,7 +26,9 @@ use super::sink::AcpSink;
 use crate::error::ProviderError;
 use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
-use crate::provider::{ProviderSession, SessionSettings, SessionSink, TurnOutcome, TurnRequest};
+use crate::provider::{
+    ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest, WhileBusy,
+};
 use crate::runtime::wire_error::{self, reply};
 use crate::transport::OutputFlow;
 
@@ -75,6 +77,10 @@ enum TurnEnd {
 
 struct Running {
     responder: Responder<PromptResponse>,
+    /// Prompts steered into this turn; each is answered as the turn is.
+    steered: Vec<Responder<PromptResponse>>,
+    /// Where steered prompts go (the provider reads the other end).
+    steer: tokio::sync::mpsc::UnboundedSender<crate::provider::PromptInput>,
     cancel: CancellationToken,
     /// When the turn time limit stops this turn, if there is a limit.
     deadline: Option<Instant>,
@@ -180,7 +186,7 @@ impl SessionActor {
             SessionMsg::Prompt { req, responder } => {
                 if self.shutting_down {
                     reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
-                } else {
+                } else if let Some((req, responder)) = self.try_steer(req, responder) {
                     // Queued, never interleaved: the next turn starts when this one ends.
                     self.queue.push_back((req, responder));
                 }
@@ -193,6 +199,39 @@ impl SessionActor {
                 self.cancel_all();
             }
         }
+    }
+
+    /// Sends a prompt into the running turn when the session steers and nothing waits before
+    /// it; gives it back when it must be queued instead.
+    fn try_steer(
+        &mut self,
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
+        let steering = self.settings.while_busy == WhileBusy::Steer && self.catalog.steer;
+        let Some(running) = self
+            .running
+            .as_mut()
+            .filter(|r| steering && !r.cancel.is_cancelled())
+        else {
+            return Some((req, responder));
+        };
+        if !self.queue.is_empty() {
+            return Some((req, responder));
+        }
+        let input = match prompt::flatten(&req.prompt) {
+            Ok(input) => input,
+            Err(e) => {
+                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
+                return None;
+            }
+        };
+        if running.steer.send(input).is_err() {
+            return Some((req, responder));
+        }
+        tracing::info!(session = %self.id, "prompt steered into the running turn");
+        running.steered.push(responder);
+        None
     }
 
     /// The turn ran past the limit: it is stopped as a cancel would stop it (the provider
@@ -252,11 +291,15 @@ impl SessionActor {
             };
             let cancel = CancellationToken::new();
             watch_request_cancel(&responder, &cancel);
+            let (steer, steer_rx) = tokio::sync::mpsc::unbounded_channel();
+            turn.steer = SteerInbox::new(steer_rx);
             let sink = self.sink();
             let pipeline = self.pipeline.clone();
             let token = cancel.clone();
             self.running = Some(Running {
                 responder,
+                steered: Vec::new(),
+                steer,
                 cancel,
                 deadline: self.turn_timeout.map(|limit| Instant::now() + limit),
                 timed_out: false,
@@ -294,19 +337,26 @@ impl SessionActor {
             settings: self.settings.clone(),
             developer_instructions: Vec::new(),
             env: Vec::new(),
+            steer: SteerInbox::default(),
         })
     }
 
     /// A required plugin refused the prompt: answer with its error; no turn ran.
     fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
         let Some(Running {
-            responder, cancel, ..
+            responder,
+            cancel,
+            steered,
+            ..
         }) = self.running.take()
         else {
             return;
         };
         cancel.cancel();
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
+        for responder in steered {
+            reply(responder.respond_with_error(error.clone()));
+        }
         reply(responder.respond_with_error(error));
     }
 
@@ -315,6 +365,7 @@ impl SessionActor {
             responder,
             cancel,
             timed_out,
+            steered,
             ..
         }) = self.running.take()
         else {
@@ -322,6 +373,10 @@ impl SessionActor {
         };
         // Ends the watcher of `$/cancel_request` for this turn.
         cancel.cancel();
+        // A steered prompt became part of this turn: it ends as the turn does.
+        for other in steered {
+            answer(other, &result, self.turn_timeout.filter(|_| timed_out));
+        }
         let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
         if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
             tracing::info!(session = %self.id, "turn stopped at the time limit");
@@ -348,6 +403,21 @@ impl SessionActor {
             }
         }
         self.pipeline.on_turn_finished(&self.id);
+    }
+}
+
+/// Answers a prompt that was steered into a turn, the way the turn itself is answered.
+fn answer(
+    responder: Responder<PromptResponse>,
+    result: &Result<TurnOutcome, ProviderError>,
+    timeout: Option<Duration>,
+) {
+    match (result, timeout) {
+        (Ok(o), Some(limit)) if o.stop_reason == StopReason::Cancelled => {
+            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+        }
+        (Ok(o), _) => reply(responder.respond(PromptResponse::new(o.stop_reason))),
+        (Err(e), _) => reply(responder.respond_with_error(wire_error::provider(e))),
     }
 }
 

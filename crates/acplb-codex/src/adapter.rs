@@ -1,0 +1,123 @@
+//! The Codex provider: which transport runs a session's turns (`codex app-server`, shared by
+//! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor.
+
+use std::fmt;
+use std::str::FromStr;
+
+use acplb_core::error::ProviderError;
+use acplb_core::provider::{ProviderAdapter, ProviderCapabilities, ProviderSession, SessionSetup};
+use acplb_core::session::options::OptionCatalog;
+use async_trait::async_trait;
+
+use crate::appserver::{self, AppServer};
+use crate::exec::{self, CodexOptions};
+
+/// How acplb talks to Codex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Transport {
+    /// One long-lived `codex app-server` (JSON-RPC over stdio) for every session: live
+    /// streaming, permission prompts, steering.
+    #[default]
+    AppServer,
+    /// One `codex exec --json` per turn: output only when items complete, never asks.
+    Exec,
+}
+
+impl Transport {
+    /// The name used by `--transport` and `ACPLB_TRANSPORT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::AppServer => "app-server",
+            Transport::Exec => "exec",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "app-server" | "appserver" => Ok(Transport::AppServer),
+            "exec" => Ok(Transport::Exec),
+            other => Err(format!(
+                "unknown transport `{other}`; it is one of: app-server, exec"
+            )),
+        }
+    }
+}
+
+/// The Codex provider.
+#[derive(Debug)]
+pub struct CodexAdapter {
+    options: CodexOptions,
+    transport: Transport,
+    capabilities: ProviderCapabilities,
+    /// The shared `codex app-server`, started with the first session.
+    server: Option<AppServer>,
+}
+
+impl CodexAdapter {
+    /// A provider running Codex as `options` say, over `transport`, offering `catalog`.
+    pub fn new(options: CodexOptions, transport: Transport, catalog: OptionCatalog) -> Self {
+        let (capabilities, server) = match transport {
+            Transport::Exec => (exec::exec_capabilities(catalog), None),
+            Transport::AppServer => (
+                appserver::capabilities(catalog),
+                Some(AppServer::new(options.clone())),
+            ),
+        };
+        Self {
+            options,
+            transport,
+            capabilities,
+            server,
+        }
+    }
+
+    /// The transport sessions use.
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+}
+
+#[async_trait(?Send)]
+impl ProviderAdapter for CodexAdapter {
+    fn capabilities(&self) -> ProviderCapabilities {
+        self.capabilities.clone()
+    }
+
+    async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
+        match &self.server {
+            Some(server) => server.open_session(setup),
+            None => Ok(exec::open_exec_session(&self.options, setup)),
+        }
+    }
+
+    async fn shutdown(&self) {
+        if let Some(server) = &self.server {
+            server.shutdown().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transport_names_round_trip_and_unknown_says_what_there_is() {
+        for t in [Transport::AppServer, Transport::Exec] {
+            assert_eq!(t.name().parse::<Transport>(), Ok(t));
+        }
+        assert_eq!(Transport::default(), Transport::AppServer);
+        let e = "grpc".parse::<Transport>().unwrap_err();
+        assert_eq!(e, "unknown transport `grpc`; it is one of: app-server, exec");
+    }
+}

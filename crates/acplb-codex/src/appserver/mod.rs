@@ -1,0 +1,29 @@
+//! The `codex app-server` transport: one long-lived Codex shared by every session
+//! (`server.rs`), spoken to over JSON-RPC (`rpc.rs`); each ACP session is a Codex thread
+//! (`session.rs`) whose notifications are decoded into ACP updates (`decode`) and whose
+//! approval requests become permission prompts (`approval`).
+
+pub mod approval;
+mod config;
+pub mod decode;
+mod rpc;
+mod server;
+mod session;
+mod turn_input;
+
+use acplb_core::provider::ProviderCapabilities;
+use acplb_core::session::options::OptionCatalog;
+
+pub use server::AppServer;
+
+/// What the app-server transport offers: it asks before acting, can be steered, accepts
+/// MCP servers over stdio and HTTP.
+pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
+    catalog.asks = true;
+    catalog.steer = true;
+    ProviderCapabilities {
+        catalog,
+        refuses_sse_mcp: Some(crate::exec::SSE_REFUSAL.into()),
+        commands: Vec::new(),
+    }
+}

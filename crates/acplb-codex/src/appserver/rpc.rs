@@ -1,0 +1,316 @@
+//! A small JSON-RPC 2.0 peer over a child's stdio, as `codex app-server` speaks it: our
+//! requests with numeric ids and their answers, notifications, and the server's own requests,
+//! routed to the session whose thread they name.
+//!
+//! The server omits `"jsonrpc"` in what it sends; we include it. One JSON object per line.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+/// Something the server sent that belongs to one thread.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A notification.
+    Notification {
+        /// Its method.
+        method: String,
+        /// Its params (`null` when absent).
+        params: Value,
+    },
+    /// A request the server waits on; answer it with [`Rpc::respond`] using `id`.
+    Request {
+        /// The server's id for it.
+        id: Value,
+        /// Its method.
+        method: String,
+        /// Its params.
+        params: Value,
+    },
+    /// The server is gone; nothing more comes.
+    Gone(Gone),
+}
+
+/// Why the server stopped answering, as the editor should read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gone {
+    /// How the process ended (`exit status: 3`, `signal: 9`), or why it is unusable.
+    pub(crate) status: String,
+    /// The end of its stderr.
+    pub(crate) stderr_tail: String,
+}
+
+/// A request that did not get a result.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RpcFailure {
+    /// The server answered with an error.
+    #[error("{message} (code {code})")]
+    Error {
+        /// JSON-RPC error code.
+        code: i64,
+        /// Its message.
+        message: String,
+    },
+    /// The server went away before answering.
+    #[error("codex app-server stopped ({})", .0.status)]
+    Gone(Gone),
+}
+
+type Pending = oneshot::Sender<Result<Value, RpcFailure>>;
+
+/// Our side of the connection. Lines go out through `out` (a writer task owns the pipe);
+/// [`Rpc::dispatch`] is fed every line the server sends.
+#[derive(Debug)]
+pub(crate) struct Rpc {
+    out: mpsc::UnboundedSender<String>,
+    next_id: Cell<i64>,
+    pending: RefCell<HashMap<i64, Pending>>,
+    threads: RefCell<HashMap<String, mpsc::UnboundedSender<Incoming>>>,
+    gone: RefCell<Option<Gone>>,
+}
+
+impl Rpc {
+    /// A peer writing its lines to `out`.
+    pub(crate) fn new(out: mpsc::UnboundedSender<String>) -> Rc<Self> {
+        Rc::new(Self {
+            out,
+            next_id: Cell::new(1),
+            pending: RefCell::new(HashMap::new()),
+            threads: RefCell::new(HashMap::new()),
+            gone: RefCell::new(None),
+        })
+    }
+
+    /// Whether the server has gone away.
+    pub(crate) fn gone(&self) -> Option<Gone> {
+        self.gone.borrow().clone()
+    }
+
+    /// Routes what the server sends about `thread_id` to `tx` (replacing an earlier route).
+    pub(crate) fn subscribe(&self, thread_id: &str, tx: mpsc::UnboundedSender<Incoming>) {
+        if let Some(gone) = self.gone() {
+            let _ignored = tx.send(Incoming::Gone(gone));
+            return;
+        }
+        self.threads.borrow_mut().insert(thread_id.to_owned(), tx);
+    }
+
+    /// Stops routing `thread_id`.
+    pub(crate) fn unsubscribe(&self, thread_id: &str) {
+        self.threads.borrow_mut().remove(thread_id);
+    }
+
+    /// Sends a request and waits for its result.
+    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcFailure> {
+        if let Some(gone) = self.gone() {
+            return Err(RpcFailure::Gone(gone));
+        }
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let (tx, rx) = oneshot::channel();
+        self.pending.borrow_mut().insert(id, tx);
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        match rx.await {
+            Ok(result) => result,
+            // The sender is dropped only when the connection is torn down.
+            Err(_) => Err(RpcFailure::Gone(self.gone().unwrap_or_else(|| Gone {
+                status: "the connection was closed".into(),
+                stderr_tail: String::new(),
+            }))),
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) fn notify(&self, method: &str, params: Option<Value>) {
+        let mut msg = json!({ "jsonrpc": "2.0", "method": method });
+        if let Some(params) = params {
+            msg["params"] = params;
+        }
+        self.send(&msg);
+    }
+
+    /// Answers a server request.
+    pub(crate) fn respond(&self, id: &Value, result: Value) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "result": result }));
+    }
+
+    /// Refuses a server request.
+    pub(crate) fn respond_error(&self, id: &Value, code: i64, message: &str) {
+        self.send(&json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }));
+    }
+
+    fn send(&self, msg: &Value) {
+        let line = msg.to_string();
+        if self.out.send(line).is_err() {
+            tracing::debug!("codex app-server's stdin is closed; message dropped");
+        }
+    }
+
+    /// Handles one line from the server.
+    pub(crate) fn dispatch(&self, line: &str) {
+        let msg: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::warn!(error = %e, "ignoring a line from codex app-server that is not JSON");
+                return;
+            }
+        };
+        let method = msg.get("method").and_then(Value::as_str).map(str::to_owned);
+        let id = msg.get("id").cloned().filter(|id| !id.is_null());
+        match (method, id) {
+            (None, Some(id)) => self.on_response(&id, &msg),
+            (Some(method), id) => {
+                let params = msg.get("params").cloned().unwrap_or(Value::Null);
+                let incoming = match id {
+                    Some(id) => Incoming::Request { id, method, params },
+                    None => Incoming::Notification { method, params },
+                };
+                self.route(incoming);
+            }
+            (None, None) => {
+                tracing::warn!("ignoring a message from codex app-server with neither method nor id")
+            }
+        }
+    }
+
+    fn on_response(&self, id: &Value, msg: &Value) {
+        let Some(tx) = id.as_i64().and_then(|id| self.pending.borrow_mut().remove(&id)) else {
+            tracing::warn!(%id, "codex app-server answered a request acplb did not send");
+            return;
+        };
+        let result = match msg.get("error") {
+            Some(error) => Err(RpcFailure::Error {
+                code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
+                message: error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("(no message)")
+                    .to_owned(),
+            }),
+            None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+        };
+        // The requester may have given up (a cancelled turn); that is fine.
+        let _ignored = tx.send(result);
+    }
+
+    fn route(&self, incoming: Incoming) {
+        let params = match &incoming {
+            Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
+            Incoming::Gone(_) => return,
+        };
+        let thread = thread_of(params);
+        let tx = thread.and_then(|t| self.threads.borrow().get(t).cloned());
+        match (tx, incoming) {
+            (Some(tx), incoming) => {
+                if let Err(mpsc::error::SendError(Incoming::Request { id, method, .. })) = tx.send(incoming) {
+                    tracing::debug!(%method, "a request for a session that is gone; declined");
+                    self.respond_error(&id, -32603, "the session this was for has ended");
+                }
+            }
+            (None, Incoming::Request { id, method, .. }) => {
+                tracing::warn!(%method, "codex app-server asked something no session can answer; declined");
+                self.respond_error(&id, -32601, "acplb cannot answer this request");
+            }
+            (None, Incoming::Notification { method, .. }) => {
+                tracing::trace!(%method, "a notification for no session");
+            }
+            (None, Incoming::Gone(_)) => {}
+        }
+    }
+
+    /// The server is gone: every waiting request fails and every session hears it.
+    pub(crate) fn close(&self, gone: Gone) {
+        *self.gone.borrow_mut() = Some(gone.clone());
+        for (_, tx) in self.pending.borrow_mut().drain() {
+            let _ignored = tx.send(Err(RpcFailure::Gone(gone.clone())));
+        }
+        for (_, tx) in self.threads.borrow_mut().drain() {
+            let _ignored = tx.send(Incoming::Gone(gone.clone()));
+        }
+    }
+}
+
+/// The thread a server message is about: `params.threadId`, or `params.thread.id`
+/// (`thread/started`), or `params.conversationId` (legacy requests).
+fn thread_of(params: &Value) -> Option<&str> {
+    params
+        .get("threadId")
+        .or_else(|| params.get("thread").and_then(|t| t.get("id")))
+        .or_else(|| params.get("conversationId"))
+        .and_then(Value::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Rpc::new(tx), rx)
+    }
+
+    #[tokio::test]
+    async fn a_request_gets_its_own_answer_and_errors_carry_the_message() {
+        let (rpc, mut out) = peer();
+        let first = rpc.request("a", json!({}));
+        let second = rpc.request("b", json!({}));
+        let both = async {
+            let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+            assert_eq!(sent["method"], "a");
+            assert_eq!(sent["jsonrpc"], "2.0");
+            let sent2: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+            rpc.dispatch(
+                &json!({"id": sent2["id"], "error": {"code": -32600, "message": "bad"}}).to_string(),
+            );
+            rpc.dispatch(&json!({"id": sent["id"], "result": {"ok": 1}}).to_string());
+        };
+        let (a, b, ()) = tokio::join!(first, second, both);
+        assert_eq!(a.unwrap(), json!({"ok": 1}));
+        assert_eq!(b.unwrap_err().to_string(), "bad (code -32600)");
+    }
+
+    #[tokio::test]
+    async fn messages_go_to_the_session_of_their_thread_and_unknown_requests_are_declined() {
+        let (rpc, mut out) = peer();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        rpc.subscribe("t1", tx);
+        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","x":1}}"#);
+        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t2"}}"#);
+        rpc.dispatch(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"t9"}}"#);
+        rpc.dispatch("not json");
+        match rx.try_recv().unwrap() {
+            Incoming::Notification { method, params } => {
+                assert_eq!(method, "item/started");
+                assert_eq!(params["x"], 1);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(rx.try_recv().is_err(), "t2's message did not reach t1");
+        let refusal: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+        assert_eq!(refusal["id"], 0);
+        assert_eq!(refusal["error"]["code"], -32601);
+    }
+
+    #[tokio::test]
+    async fn when_the_server_goes_every_waiter_and_session_hears_why() {
+        let (rpc, _out) = peer();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        rpc.subscribe("t1", tx);
+        let waiting = rpc.request("turn/start", json!({}));
+        let gone = Gone {
+            status: "exit status: 3".into(),
+            stderr_tail: "boom".into(),
+        };
+        let close = async { rpc.close(gone.clone()) };
+        let (result, ()) = tokio::join!(waiting, close);
+        assert_eq!(result.unwrap_err(), RpcFailure::Gone(gone.clone()));
+        assert!(matches!(rx.try_recv().unwrap(), Incoming::Gone(g) if g == gone));
+        assert!(matches!(
+            rpc.request("x", json!({})).await,
+            Err(RpcFailure::Gone(_))
+        ));
+    }
+}
