@@ -59,6 +59,7 @@ async fn check(cli: &Cli, limit_secs: u64, out: &mut impl Write) -> anyhow::Resu
     };
     let home = std::env::var("CODEX_HOME").unwrap_or_else(|_| "~/.codex (default)".into());
     writeln!(out, "home:     {home}")?;
+    let transport_ok = transport(cli, &program, limit, out).await?;
 
     let login_args = with_overrides(cli, &["login", "status"]);
     let login = probe::run(&program, &login_args, tmp.clone(), limit).await;
@@ -93,7 +94,29 @@ async fn check(cli: &Cli, limit_secs: u64, out: &mut impl Write) -> anyhow::Resu
             false
         }
     };
-    Ok(version_ok && sandbox_ok)
+    Ok(version_ok && transport_ok && sandbox_ok)
+}
+
+/// Which transport `acplb serve` will use, and whether this Codex has it.
+async fn transport(cli: &Cli, program: &Path, limit: Duration, out: &mut impl Write) -> anyhow::Result<bool> {
+    let from = if std::env::var_os("ACPLB_TRANSPORT").is_some() {
+        "from ACPLB_TRANSPORT or --transport"
+    } else {
+        "the default; change it with --transport or ACPLB_TRANSPORT"
+    };
+    if cli.transport == acplb_codex::Transport::Exec {
+        writeln!(out, "transport: exec ({from}): one `codex exec` per prompt")?;
+        return Ok(true);
+    }
+    let probe = probe::run(program, &["app-server", "--help"], std::env::temp_dir(), limit).await;
+    if matches!(&probe, Outcome::Exited { status, .. } if status.success()) {
+        writeln!(out, "transport: app-server ({from}): one `codex app-server` shared by all sessions")?;
+        Ok(true)
+    } else {
+        writeln!(out, "transport: app-server ({from}): FAILED {}", failure(&probe))?;
+        writeln!(out, "          this Codex has no `app-server`; update it, or run acplb with `--transport exec`")?;
+        Ok(false)
+    }
 }
 
 /// `-c KEY=VALUE` for every override, then `args`.

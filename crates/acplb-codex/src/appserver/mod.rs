@@ -4,6 +4,7 @@
 //! approval requests become permission prompts (`approval`).
 
 pub mod approval;
+mod commands;
 mod config;
 pub mod decode;
 mod rpc;
@@ -24,6 +25,6 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
     ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::exec::SSE_REFUSAL.into()),
-        commands: Vec::new(),
+        commands: commands::available(),
     }
 }

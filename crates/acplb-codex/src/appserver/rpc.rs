@@ -70,6 +70,8 @@ pub(crate) struct Rpc {
     pending: RefCell<HashMap<i64, Pending>>,
     threads: RefCell<HashMap<String, mpsc::UnboundedSender<Incoming>>>,
     gone: RefCell<Option<Gone>>,
+    /// The last `account/rateLimits/updated` params (they name no thread), for `/status`.
+    rate_limits: RefCell<Option<Value>>,
 }
 
 impl Rpc {
@@ -81,12 +83,18 @@ impl Rpc {
             pending: RefCell::new(HashMap::new()),
             threads: RefCell::new(HashMap::new()),
             gone: RefCell::new(None),
+            rate_limits: RefCell::new(None),
         })
     }
 
     /// Whether the server has gone away.
     pub(crate) fn gone(&self) -> Option<Gone> {
         self.gone.borrow().clone()
+    }
+
+    /// The account's rate limits as last reported.
+    pub(crate) fn rate_limits(&self) -> Option<Value> {
+        self.rate_limits.borrow().clone()
     }
 
     /// Routes what the server sends about `thread_id` to `tx` (replacing an earlier route).
@@ -214,8 +222,12 @@ impl Rpc {
                 tracing::warn!(%method, "codex app-server asked something no session can answer; declined");
                 self.respond_error(&id, -32601, "acplb cannot answer this request");
             }
-            (None, Incoming::Notification { method, .. }) => {
-                tracing::trace!(%method, "a notification for no session");
+            (None, Incoming::Notification { method, params }) => {
+                if method == "account/rateLimits/updated" {
+                    *self.rate_limits.borrow_mut() = Some(params);
+                } else {
+                    tracing::trace!(%method, "a notification for no session");
+                }
             }
             (None, Incoming::Gone(_)) => {}
         }

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::approval::{Ask, answer_user_input};
+use super::commands::{self, Slash};
 use super::config;
 use super::decode::{AppDecoder, AppDecoderOptions, AppSignal, TurnEnd};
 use super::rpc::{Gone, Incoming, Rpc, RpcFailure};
@@ -57,6 +58,10 @@ pub(crate) struct AppSession {
     turns: u64,
     /// The thread name last shown as the session title.
     title: Option<String>,
+    /// The model the thread runs (from `thread/start`), for `/status`.
+    model: Option<String>,
+    /// The last `thread/tokenUsage/updated` params, for `/status`.
+    usage: Option<Value>,
 }
 
 impl AppSession {
@@ -70,6 +75,8 @@ impl AppSession {
             totals: Totals::default(),
             turns: 0,
             title: None,
+            model: None,
+            usage: None,
         }
     }
 
@@ -143,6 +150,9 @@ impl AppSession {
                 message: "codex app-server started a thread without an id".into(),
             })?
             .to_owned();
+        if let Some(model) = result.get("model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
         let (tx, rx) = mpsc::unbounded_channel();
         conn.rpc.subscribe(&id, tx);
         self.known_thread = Some(id.clone());
@@ -169,11 +179,32 @@ impl AppSession {
 impl ProviderSession for AppSession {
     async fn run_turn(
         &mut self,
-        turn: TurnRequest,
+        mut turn: TurnRequest,
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
         self.turns += 1;
+        let slash = commands::parse(&turn.prompt.text);
+        match &slash {
+            Some(Slash::Status) => {
+                let rate_limits = self.server.live().and_then(|c| c.rpc.rate_limits());
+                let text = commands::Status {
+                    model: turn.settings.model.as_deref().or(self.model.as_deref()),
+                    mode: turn.mode.id(),
+                    thread: self.known_thread.as_deref(),
+                    usage: self.usage.as_ref(),
+                    rate_limits: rate_limits.as_ref(),
+                }
+                .render();
+                sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text))));
+                return Ok(TurnOutcome {
+                    stop_reason: StopReason::EndTurn,
+                    usage: None,
+                });
+            }
+            Some(Slash::Init) => commands::INIT_PROMPT.clone_into(&mut turn.prompt.text),
+            _ => {}
+        }
         let chars = turn.prompt.text.chars().count();
         if chars > MAX_PROMPT_CHARS {
             return Err(ProviderError::Prepare(format!(
@@ -252,12 +283,24 @@ impl ProviderSession for AppSession {
             out: Vec::new(),
             waiting: Vec::new(),
             transcript,
+            usage: None,
         };
         let rx = &mut thread.rx;
+        let (method, params) = match slash {
+            Some(Slash::Review(instructions)) => {
+                let target = match instructions {
+                    Some(text) => json!({ "type": "custom", "instructions": text }),
+                    None => json!({ "type": "uncommittedChanges" }),
+                };
+                ("review/start", json!({ "threadId": thread_id, "target": target }))
+            }
+            Some(Slash::Compact) => ("thread/compact/start", json!({ "threadId": thread_id })),
+            _ => ("turn/start", params),
+        };
         let started = tokio::select! {
             biased;
             () = cancel.cancelled() => None,
-            started = call(&conn.rpc, &mut run.transcript, "turn/start", params) => Some(started),
+            started = call(&conn.rpc, &mut run.transcript, method, params) => Some(started),
         };
         let end = match started {
             None => Ended::Cancelled,
@@ -275,6 +318,9 @@ impl ProviderSession for AppSession {
             run.transcript.cancelled();
         } else {
             run.transcript.end();
+        }
+        if run.usage.is_some() {
+            self.usage = run.usage.take();
         }
         let (totals, title) = (run.totals, run.title.clone());
         if let Some(totals) = totals {
@@ -357,6 +403,8 @@ struct TurnRun<'a> {
     /// Requests waiting on the editor: their id and the answer that cancels them.
     waiting: Vec<(Value, Value)>,
     transcript: Transcript,
+    /// The last `thread/tokenUsage/updated` params.
+    usage: Option<Value>,
 }
 
 type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
@@ -442,6 +490,9 @@ impl TurnRun<'_> {
         ) && ours != theirs
         {
             return None;
+        }
+        if method == "thread/tokenUsage/updated" {
+            self.usage = Some(params.clone());
         }
         match self.decoder.notification(method, params, &mut self.out)? {
             AppSignal::TurnStarted { turn_id } => {
