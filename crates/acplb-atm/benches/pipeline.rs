@@ -115,6 +115,8 @@ fn bench_pipeline(c: &mut Criterion) {
                 settings: SessionSettings::default(),
                 developer_instructions: vec![],
                 env: vec![],
+                notes: vec![],
+                steer: Default::default(),
             },
             |mut turn| {
                 runtime.block_on(pipeline.on_prompt(&ctx, &mut turn)).unwrap();

@@ -125,9 +125,12 @@ mod tests {
                 model: Some("gpt-5.5".into()),
                 reasoning_effort: None,
                 network_access: network,
+                ..SessionSettings::default()
             },
             developer_instructions: vec![],
             env: vec![],
+            notes: vec![],
+            steer: Default::default(),
         }
     }
 

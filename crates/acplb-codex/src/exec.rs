@@ -111,11 +111,17 @@ struct CodexSession {
 impl ProviderSession for CodexSession {
     async fn run_turn(
         &mut self,
-        turn: TurnRequest,
+        mut turn: TurnRequest,
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
         self.turns += 1;
+        if self.thread_id.is_some() {
+            // `codex exec resume` (0.169.0) replays the thread's first developer message and
+            // ignores a changed `developer_instructions`: the prompt is the one channel a
+            // resumed turn has for news.
+            turn.prompt.text = with_notes(&turn.prompt.text, &turn.notes);
+        }
         let chars = turn.prompt.text.chars().count();
         if chars > MAX_PROMPT_CHARS {
             return Err(ProviderError::Prepare(format!(
@@ -293,6 +299,18 @@ pub(crate) fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)>
     env
 }
 
+/// The prompt with the plugins' news after the user's text, which stays first and unchanged.
+fn with_notes(text: &str, notes: &[String]) -> String {
+    let mut out = text.to_owned();
+    for note in notes {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        out.push_str(note);
+    }
+    out
+}
+
 /// The most useful line of a failed Codex's stderr: its last `Error: ...` line.
 fn headline(stderr_tail: &str) -> Option<String> {
     stderr_tail
@@ -300,4 +318,19 @@ fn headline(stderr_tail: &str) -> Option<String> {
         .rev()
         .find_map(|l| l.strip_prefix("Error: "))
         .map(|l| l.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn news_goes_after_the_users_text() {
+        assert_eq!(with_notes("fix it", &[]), "fix it");
+        assert_eq!(
+            with_notes("fix it", &["mail waiting".into(), "new branch".into()]),
+            "fix it\n\nmail waiting\n\nnew branch"
+        );
+        assert_eq!(with_notes("", &["x".into()]), "x");
+    }
 }

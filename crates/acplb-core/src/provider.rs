@@ -203,7 +203,12 @@ pub struct TurnRequest {
     /// Current settings.
     pub settings: SessionSettings,
     /// Developer instructions added by plugins for this turn (never replacing the user's own).
+    /// They take effect where a conversation starts; later turns see them only as `notes`.
     pub developer_instructions: Vec<String>,
+    /// News from plugins the model must see in this very turn, also on a continued
+    /// conversation (mail waiting, a changed identity block); each transport delivers them its
+    /// own way (a resumed `codex exec` after the prompt, app-server as developer messages).
+    pub notes: Vec<String>,
     /// Extra environment for this turn only (from plugins).
     pub env: Vec<(String, String)>,
     /// Prompts steered into this turn while it runs.

@@ -196,11 +196,11 @@ impl Plugin for AtmIdentity {
     fn prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {
         // Computed now, not at session start: a branch switched between prompts shows up.
         let block = session_context(&self.name(), &self.resolved.team, &ctx.cwd);
-        // A resumed thread still shows the model the block of its first turn (see
-        // `add_turn_note`), so a changed block also rides in the prompt.
+        // A continued conversation still shows the model the block of its first turn, so a
+        // changed block is news for this turn.
         let changed = self.delivered.borrow().as_deref() != Some(block.as_str());
         *self.delivered.borrow_mut() = Some(block.clone());
-        add_turn_note(ctx, turn, block, changed);
+        add_turn_note(turn, block, changed);
         Ok(())
     }
 }

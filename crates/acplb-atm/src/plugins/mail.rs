@@ -334,7 +334,7 @@ impl Plugin for AtmMail {
         Ok(())
     }
 
-    fn prompt_async<'a>(&'a self, ctx: &'a PromptContext, turn: &'a mut TurnRequest) -> HookFuture<'a> {
+    fn prompt_async<'a>(&'a self, _ctx: &'a PromptContext, turn: &'a mut TurnRequest) -> HookFuture<'a> {
         Box::pin(async move {
             let Some(mailbox) = self.mailbox.get() else {
                 return Ok(());
@@ -342,7 +342,7 @@ impl Plugin for AtmMail {
             // Advisory: a mailbox that cannot be counted must not cost the user their prompt.
             match mailbox.pending_count().await {
                 Ok(0) => {}
-                Ok(n) => add_turn_note(ctx, turn, pending_line(n, &self.server_name), true),
+                Ok(n) => add_turn_note(turn, pending_line(n, &self.server_name), true),
                 Err(error) => tracing::warn!(%error, "could not count waiting team mail"),
             }
             Ok(())

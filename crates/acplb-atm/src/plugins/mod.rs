@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use acplb_core::plugin::registry::{BuildContext, Registry};
-use acplb_core::plugin::{PromptContext, SessionStart};
+use acplb_core::plugin::SessionStart;
 use acplb_core::provider::TurnRequest;
 
 pub use audit::{Audit, AuditFactory};
@@ -63,19 +63,12 @@ pub(crate) mod vars {
     pub(crate) const HOME: &str = "ATM_HOME";
 }
 
-/// Adds `note` to this turn's developer instructions and, on a resumed Codex thread when
-/// `also_in_prompt`, appends it to the prompt too.
-///
-/// Why both: `codex exec resume` (0.169.0) replays the thread's first developer message and
-/// ignores a changed `developer_instructions`, so after the first turn a note given only as a
-/// developer instruction never reaches the model. The prompt is the one channel a resumed turn
-/// has; the note goes after the user's text, which stays first and unchanged.
-pub(crate) fn add_turn_note(ctx: &PromptContext, turn: &mut TurnRequest, note: String, also_in_prompt: bool) {
-    if also_in_prompt && ctx.thread_id.is_some() {
-        if !turn.prompt.text.is_empty() {
-            turn.prompt.text.push_str("\n\n");
-        }
-        turn.prompt.text.push_str(&note);
+/// Adds `note` to this turn's developer instructions and, when it is `news` the model must see
+/// in this very turn (not only where the conversation starts), to the turn's notes, which the
+/// provider delivers on a continued conversation in its own way.
+pub(crate) fn add_turn_note(turn: &mut TurnRequest, note: String, news: bool) {
+    if news {
+        turn.notes.push(note.clone());
     }
     turn.developer_instructions.push(note);
 }

@@ -78,6 +78,8 @@ impl Setup {
             settings: SessionSettings::default(),
             developer_instructions: vec!["the user's own".into()],
             env: vec![],
+            notes: vec![],
+            steer: Default::default(),
         };
         let ctx = PromptContext {
             session_id: SessionId::new("s1"),
@@ -382,21 +384,22 @@ fn every_turn_gets_a_fresh_context_after_the_users_instructions() {
     assert_eq!(turn.developer_instructions.len(), 2, "no mail, no mail line");
     assert_eq!(
         turn.prompt.text, "fix the bug; token=supersecretvalue",
-        "a new thread takes developer instructions"
+        "plugins never change the user's prompt"
     );
+    assert_eq!(turn.notes, vec![turn.developer_instructions[1].clone()], "the first block is news");
 
-    // Resumed, nothing changed: the thread's first block still holds.
+    // Continued, nothing changed: the conversation's first block still holds; no news.
     let turn = s.prompt_in(&pipeline, Some("t"));
     assert!(turn.developer_instructions[1].contains("Branch:    main\n"));
     assert_eq!(turn.prompt.text, "fix the bug; token=supersecretvalue");
+    assert!(turn.notes.is_empty(), "{:?}", turn.notes);
 
-    // Resumed after a branch switch: the fresh block also rides in the prompt, after the text.
+    // After a branch switch the fresh block is news for this turn.
     std::fs::write(s.ws().join(".git/HEAD"), "ref: refs/heads/feature/x\n").unwrap();
     let turn = s.prompt_in(&pipeline, Some("t"));
     assert!(turn.developer_instructions[1].contains("Branch:    feature/x\n"));
-    let (text, block) = turn.prompt.text.split_once("\n\n").unwrap();
-    assert_eq!(text, "fix the bug; token=supersecretvalue");
-    assert_eq!(block, turn.developer_instructions[1]);
+    assert_eq!(turn.prompt.text, "fix the bug; token=supersecretvalue");
+    assert_eq!(turn.notes, vec![turn.developer_instructions[1].clone()]);
 }
 
 #[test]
@@ -415,14 +418,11 @@ fn waiting_mail_adds_one_line_with_the_count_never_the_mail() {
     assert!(lines[2].starts_with("You have 2 unread team messages. Call the `atm_read` tool"));
     assert!(!lines.iter().any(|l| l.contains("IGNORE ALL")));
     assert!(!turn.prompt.text.contains("unread"));
-    // On a resumed thread the line is in the prompt too (and the mail still is not).
+    // Mail waiting is news on every turn (and the mail itself never is).
     let turn = s.prompt_in(&pipeline, Some("t"));
-    assert!(
-        turn.prompt.text.ends_with(&mail::pending_line(2, "atm")),
-        "{}",
-        turn.prompt.text
-    );
-    assert!(!turn.prompt.text.contains("IGNORE ALL"));
+    assert!(turn.notes.contains(&mail::pending_line(2, "atm")), "{:?}", turn.notes);
+    assert!(!turn.notes.iter().any(|n| n.contains("IGNORE ALL")));
+    assert!(!turn.prompt.text.contains("unread"));
 }
 
 #[test]

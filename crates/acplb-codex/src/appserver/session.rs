@@ -88,13 +88,13 @@ impl AppSession {
         turn: &TurnRequest,
         sink: &dyn SessionSink,
         transcript: &mut Transcript,
-    ) -> Result<(), ProviderError> {
+    ) -> Result<bool, ProviderError> {
         if self
             .thread
             .as_ref()
             .is_some_and(|t| t.generation == conn.generation)
         {
-            return Ok(());
+            return Ok(false);
         }
         if let Some(old) = self.thread.take() {
             self.known_thread = Some(old.id);
@@ -107,7 +107,7 @@ impl AppSession {
             "sandbox": config::sandbox_mode(turn.mode, &turn.settings),
             "config": config,
         });
-        if let Some(text) = self.session_instructions() {
+        if let Some(text) = self.instructions(&turn.developer_instructions) {
             params["developerInstructions"] = Value::String(text);
         }
         if let Some(model) = &turn.settings.model {
@@ -161,17 +161,19 @@ impl AppSession {
             generation: conn.generation,
             rx,
         });
-        Ok(())
+        Ok(true)
     }
 
-    /// The session's developer instructions from plugins, after the user's own.
-    fn session_instructions(&self) -> Option<String> {
-        if self.setup.developer_instructions.is_empty() {
+    /// The developer instructions of the session and of this turn from plugins, after the
+    /// user's own.
+    fn instructions(&self, turn: &[String]) -> Option<String> {
+        let added: Vec<String> = self.setup.developer_instructions.iter().chain(turn).cloned().collect();
+        if added.is_empty() {
             return None;
         }
         let home = instructions::codex_home(|k| std::env::var(k).ok());
         let users = instructions::users_own(&self.server.options().overrides, home.as_deref());
-        instructions::merged(users.as_deref(), &self.setup.developer_instructions)
+        instructions::merged(users.as_deref(), &added)
     }
 }
 
@@ -234,11 +236,11 @@ impl ProviderSession for AppSession {
             () = cancel.cancelled() => return Ok(cancelled()),
             conn = self.server.connect() => conn?,
         };
-        tokio::select! {
+        let fresh = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(cancelled()),
             started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
-        }
+        };
         let images = ImageFiles::write(&turn.prompt.images)?;
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
@@ -246,9 +248,10 @@ impl ProviderSession for AppSession {
         let thread_id = thread.id.clone();
         // Stale messages of an earlier turn (after an interrupt) are of no use now.
         while thread.rx.try_recv().is_ok() {}
-        if !turn.developer_instructions.is_empty() {
-            // Per-turn notes from plugins go in as developer messages of the thread's history.
-            let items = turn_input::developer_items(&turn.developer_instructions);
+        if !fresh && !turn.notes.is_empty() {
+            // A new thread got this turn's instructions with it; on a continued one the
+            // plugins' news goes in as developer messages of the thread's history.
+            let items = turn_input::developer_items(&turn.notes);
             let params = json!({ "threadId": thread_id, "items": items });
             if let Err(e) = call(&conn.rpc, &mut transcript, "thread/inject_items", params).await {
                 tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");

@@ -157,6 +157,8 @@ mod tests {
             settings: SessionSettings::default(),
             developer_instructions: vec![],
             env: vec![],
+            notes: vec![],
+            steer: Default::default(),
         }
     }
 

@@ -337,6 +337,7 @@ impl SessionActor {
             settings: self.settings.clone(),
             developer_instructions: Vec::new(),
             env: Vec::new(),
+            notes: Vec::new(),
             steer: SteerInbox::default(),
         })
     }
