@@ -33,6 +33,8 @@ pub(crate) struct Conn {
 #[derive(Debug)]
 struct Running {
     conn: Conn,
+    /// `initialize` was answered: the server takes requests.
+    ready: bool,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
 }
@@ -94,7 +96,7 @@ impl AppServer {
             .running
             .borrow()
             .as_ref()
-            .filter(|r| r.conn.rpc.gone().is_none())
+            .filter(|r| r.ready && r.conn.rpc.gone().is_none())
             .map(|r| r.conn.clone())
     }
 
@@ -116,6 +118,7 @@ impl AppServer {
         let (conn, stop, task) = self.start(generation)?;
         *self.inner.running.borrow_mut() = Some(Running {
             conn: conn.clone(),
+            ready: false,
             stop: Some(stop),
             task,
         });
@@ -125,7 +128,10 @@ impl AppServer {
         });
         match tokio::time::timeout(INITIALIZE_LIMIT, conn.rpc.request("initialize", init)).await {
             Ok(Ok(_)) => {}
-            Ok(Err(failure)) => return Err(self.failed(&failure)),
+            Ok(Err(failure)) => {
+                self.stop_current().await;
+                return Err(self.failed(&failure));
+            }
             Err(_) => {
                 self.stop_current().await;
                 return Err(ProviderError::Prepare(format!(
@@ -136,6 +142,9 @@ impl AppServer {
             }
         }
         conn.rpc.notify("initialized", None);
+        if let Some(running) = self.inner.running.borrow_mut().as_mut() {
+            running.ready = true;
+        }
         tracing::info!(generation, "codex app-server ready");
         Ok(conn)
     }
@@ -152,10 +161,15 @@ impl AppServer {
 
     /// The error for a turn whose server died under it.
     pub(crate) fn gone_error(&self, gone: &Gone) -> ProviderError {
+        let mut stderr_tail = gone.stderr_tail.clone();
+        if stderr_tail.contains("unrecognized subcommand") && stderr_tail.contains("app-server") {
+            // An old Codex: say what to do about it where the editor shows it.
+            stderr_tail.push_str("\nthis Codex has no `app-server`; update it, or run acplb with `--transport exec`");
+        }
         ProviderError::Exited {
             program: self.inner.options.program.clone(),
             status: gone.status.clone(),
-            stderr_tail: gone.stderr_tail.clone(),
+            stderr_tail,
         }
     }
 

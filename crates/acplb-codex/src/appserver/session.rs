@@ -213,6 +213,22 @@ impl ProviderSession for AppSession {
                 "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
             )));
         }
+        // The shared server runs elsewhere: a workspace deleted since `session/new` shows here.
+        match std::fs::metadata(&self.setup.cwd) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(ProviderError::WorkDirGone {
+                    cwd: self.setup.cwd.clone(),
+                    source: std::io::Error::other("it is no longer a directory"),
+                });
+            }
+            Err(source) => {
+                return Err(ProviderError::WorkDirGone {
+                    cwd: self.setup.cwd.clone(),
+                    source,
+                });
+            }
+        }
         if !turn.env.is_empty() {
             tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
         }

@@ -1,0 +1,146 @@
+//! Faults of the shared `codex app-server`: one that dies at start (explained, started again
+//! only when the next prompt needs it, never in a loop), one that never answers (a cancel still
+//! ends the prompt at once), a Codex without `app-server` (told to use `--transport exec`), and
+//! one that prints garbage and asks what acplb cannot answer (declined; the turn goes on).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
+
+use crate::harness::{Acplb, Updates, open_session, prompt};
+
+/// A stand-in `codex` script; `body` runs for `codex app-server`.
+fn fake_codex(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("codex");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn spawn(dir: &Path, codex: &Path) -> Acplb {
+    let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
+    Acplb::spawn(&["--transport", "app-server"], &env, dir)
+}
+
+#[tokio::test]
+async fn a_server_that_dies_at_start_is_explained_and_started_again_only_on_demand() {
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let codex = fake_codex(
+        dir.path(),
+        &format!(
+            "echo started >> '{}'\necho 'panic: the stand-in crashed on purpose' >&2\nexit 3",
+            starts.display()
+        ),
+    );
+    let mut acplb = spawn(dir.path(), &codex);
+    let cwd = dir.path().to_owned();
+    let (first, second) = acplb
+        .client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let first = prompt(&cx, &s.session_id, "hello").await;
+            let second = prompt(&cx, &s.session_id, "hello again").await;
+            Ok((first, second))
+        })
+        .await
+        .unwrap();
+    for result in [first, second] {
+        let err = result.expect_err("a dead server fails the prompt");
+        assert!(
+            err.message.contains("exit status: 3") && err.message.contains("crashed on purpose"),
+            "{err:?}"
+        );
+    }
+    let count = std::fs::read_to_string(&starts).unwrap().lines().count();
+    // One start in the background at session/new may coincide with the first prompt's.
+    assert!((2..=3).contains(&count), "started once per need, not in a loop: {count}");
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_does_not_hold_up_a_cancel() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = fake_codex(dir.path(), "exec sleep 600");
+    let mut acplb = spawn(dir.path(), &codex);
+    let cwd = dir.path().to_owned();
+    let (stop, took) = acplb
+        .client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            // The cancel follows the prompt on the wire, so it finds the turn waiting on the server.
+            let request = cx.send_request(PromptRequest::new(s.session_id.clone(), vec!["hello".into()]));
+            let at = Instant::now();
+            cx.send_notification(CancelNotification::new(s.session_id.clone()))?;
+            let stop = request.block_task().await?;
+            Ok((stop.stop_reason, at.elapsed()))
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let (code, exited_in) = acplb.wait_exit(Duration::from_secs(5)).await;
+    assert_eq!(code, Some(0));
+    assert!(exited_in < Duration::from_secs(2), "the hung server is stopped on exit: {exited_in:?}");
+}
+
+#[tokio::test]
+async fn a_codex_without_app_server_says_to_use_the_exec_transport() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = fake_codex(
+        dir.path(),
+        "echo \"error: unrecognized subcommand '$1'\" >&2\nexit 2",
+    );
+    let mut acplb = spawn(dir.path(), &codex);
+    let cwd = dir.path().to_owned();
+    let result = acplb
+        .client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            Ok(prompt(&cx, &s.session_id, "hello").await)
+        })
+        .await
+        .unwrap();
+    let err = result.expect_err("no app-server");
+    assert!(err.message.contains("--transport exec"), "{err:?}");
+}
+
+#[tokio::test]
+async fn garbage_and_unknown_requests_from_the_server_are_survived() {
+    let dir = tempfile::tempdir().unwrap();
+    // Answers by reading each request's id; says odd things in between.
+    let codex = fake_codex(
+        dir.path(),
+        r#"id() { sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+read -r l; i=$(echo "$l" | id)
+echo 'this is not json'
+printf '\377\376 not utf-8\n'
+echo '{"method":"something/new","params":{"threadId":"th-1"}}'
+echo "{\"id\":$i,\"result\":{}}"
+read -r l
+read -r l; i=$(echo "$l" | id)
+echo "{\"id\":$i,\"result\":{\"thread\":{\"id\":\"th-1\"},\"model\":\"m\"}}"
+read -r l; i=$(echo "$l" | id)
+echo "{\"id\":$i,\"result\":{\"turn\":{\"id\":\"tu-1\"}}}"
+echo '{"id":0,"method":"item/tool/call","params":{"threadId":"th-1","turnId":"tu-1"}}'
+read -r answer
+echo "$answer" > answer.json
+echo '{"method":"item/agentMessage/delta","params":{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"still here"}}'
+echo '{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"completed"}}}'
+exec sleep 600"#,
+    );
+    let mut acplb = spawn(dir.path(), &codex);
+    let cwd = dir.path().to_owned();
+    let updates = Updates::default();
+    let stop = acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            prompt(&cx, &s.session_id, "hello").await
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop.stop_reason, StopReason::EndTurn);
+    assert!(updates.agent_text().contains("still here"), "{:?}", updates.json());
+    let answer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("answer.json")).unwrap()).unwrap();
+    assert_eq!(answer["id"], 0);
+    assert_eq!(answer["error"]["code"], -32601, "an unknown request is declined: {answer}");
+}
