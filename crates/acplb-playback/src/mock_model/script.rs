@@ -287,6 +287,8 @@ mod tests {
             "bigoutput",
             "escalate",
             "escalate_deny",
+            "stream_shell",
+            "escalate_twice",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -97,7 +97,7 @@ impl<'a> ResponseEvents<'a> {
         );
     }
 
-    /// A reasoning item with one summary part, streamed as one delta.
+    /// A reasoning item with one summary part, streamed in several deltas (see [`pieces`]).
     pub(crate) fn reasoning(&mut self, text: &str) {
         let id = self.ids.next("rs");
         let index = self.open_item(&json!({"type": "reasoning", "id": id, "summary": []}));
@@ -106,10 +106,12 @@ impl<'a> ResponseEvents<'a> {
             "response.reasoning_summary_part.added",
             with(&at, json!({"part": summary_part("")})),
         );
-        self.push(
-            "response.reasoning_summary_text.delta",
-            with(&at, json!({"delta": text})),
-        );
+        for piece in pieces(text) {
+            self.push(
+                "response.reasoning_summary_text.delta",
+                with(&at, json!({"delta": piece})),
+            );
+        }
         self.push(
             "response.reasoning_summary_text.done",
             with(&at, json!({"text": text})),
@@ -124,10 +126,12 @@ impl<'a> ResponseEvents<'a> {
         );
     }
 
-    /// An assistant message with one `output_text` part.
+    /// An assistant message with one `output_text` part, streamed in several deltas (see [`pieces`]).
     pub(crate) fn message(&mut self, text: &str, phase: &str) {
         let (id, index, at) = self.open_message(phase);
-        self.push("response.output_text.delta", with(&at, json!({"delta": text})));
+        for piece in pieces(text) {
+            self.push("response.output_text.delta", with(&at, json!({"delta": piece})));
+        }
         self.push("response.output_text.done", with(&at, json!({"text": text})));
         self.push(
             "response.content_part.done",
@@ -254,6 +258,32 @@ impl<'a> ResponseEvents<'a> {
     }
 }
 
+/// Shortest piece of streamed text: a delta ends at the first word end at or after this many bytes.
+const PIECE_BYTES: usize = 16;
+
+/// `text` cut into the deltas a real model would stream: whole words (with the whitespace after
+/// them) adding up to at least [`PIECE_BYTES`] bytes each, so a sentence arrives in a few pieces
+/// and a step's `delay_ms` applies between them. Concatenated they give `text` back; an empty
+/// text is one empty delta.
+fn pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        // A word ends where whitespace gives way to the next word.
+        if in_space && !space && i - start >= PIECE_BYTES {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        in_space = space;
+    }
+    if start < text.len() || out.is_empty() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
 /// `base` (an object) with the fields of `extra` (an object) added.
 fn with(base: &Value, extra: Value) -> Value {
     let mut out = base.clone();
@@ -377,6 +407,50 @@ mod tests {
                 "response.content_part.added",
                 "response.output_text.delta"
             ]
+        );
+    }
+
+    #[test]
+    fn text_is_streamed_in_word_pieces_that_add_up() {
+        let text = "The directory listing succeeded. Output began: a | b";
+        let cut = pieces(text);
+        assert_eq!(
+            cut,
+            ["The directory listing ", "succeeded. Output ", "began: a | b"]
+        );
+        assert_eq!(cut.concat(), text);
+        assert_eq!(pieces(""), [""]);
+        assert_eq!(pieces("short"), ["short"]);
+        let long_word = "x".repeat(40);
+        assert_eq!(pieces(&long_word), [long_word.as_str()]);
+        let multi = "ünïcödé wörds ünïcödé wörds ünïcödé\n\nnext paragraph";
+        assert_eq!(pieces(multi).concat(), multi);
+        assert!(pieces(multi).len() > 1);
+    }
+
+    #[test]
+    fn a_long_message_has_one_delta_event_per_piece() {
+        let ids = IdGen::default();
+        let mut builder = ResponseEvents::start(&ids, "m");
+        let text = "Hello! I am the mock model. 2 + 2 = 4.";
+        builder.message(text, "final_answer");
+        builder.reasoning("**Answering**\n\nThe user wants a greeting; reply briefly.");
+        let events = builder.completed(Usage::default());
+        let deltas = |kind: &str| -> Vec<String> {
+            events
+                .iter()
+                .filter(|e| e.kind() == kind)
+                .map(|e| e.data["delta"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let message = deltas("response.output_text.delta");
+        assert_eq!(message.len(), 3, "{message:?}");
+        assert_eq!(message.concat(), text);
+        let reasoning = deltas("response.reasoning_summary_text.delta");
+        assert!(reasoning.len() > 1, "{reasoning:?}");
+        assert_eq!(
+            reasoning.concat(),
+            "**Answering**\n\nThe user wants a greeting; reply briefly."
         );
     }
 
