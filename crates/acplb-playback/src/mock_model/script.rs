@@ -289,6 +289,7 @@ mod tests {
             "escalate_deny",
             "stream_shell",
             "escalate_twice",
+            "reasoning",
         ] {
             assert!(
                 script.scenario(name).is_some(),

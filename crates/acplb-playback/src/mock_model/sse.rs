@@ -97,33 +97,34 @@ impl<'a> ResponseEvents<'a> {
         );
     }
 
-    /// A reasoning item with one summary part, streamed in several deltas (see [`pieces`]).
-    pub(crate) fn reasoning(&mut self, text: &str) {
+    /// A reasoning item with one summary part per element of `parts`, each streamed in several
+    /// deltas (see [`pieces`]).
+    pub(crate) fn reasoning(&mut self, parts: &[&str]) {
         let id = self.ids.next("rs");
         let index = self.open_item(&json!({"type": "reasoning", "id": id, "summary": []}));
-        let at = json!({"item_id": id, "output_index": index, "summary_index": 0});
-        self.push(
-            "response.reasoning_summary_part.added",
-            with(&at, json!({"part": summary_part("")})),
-        );
-        for piece in pieces(text) {
+        for (summary_index, text) in parts.iter().enumerate() {
+            let at = json!({"item_id": id, "output_index": index, "summary_index": summary_index});
             self.push(
-                "response.reasoning_summary_text.delta",
-                with(&at, json!({"delta": piece})),
+                "response.reasoning_summary_part.added",
+                with(&at, json!({"part": summary_part("")})),
+            );
+            for piece in pieces(text) {
+                self.push(
+                    "response.reasoning_summary_text.delta",
+                    with(&at, json!({"delta": piece})),
+                );
+            }
+            self.push(
+                "response.reasoning_summary_text.done",
+                with(&at, json!({"text": text})),
+            );
+            self.push(
+                "response.reasoning_summary_part.done",
+                with(&at, json!({"part": summary_part(text)})),
             );
         }
-        self.push(
-            "response.reasoning_summary_text.done",
-            with(&at, json!({"text": text})),
-        );
-        self.push(
-            "response.reasoning_summary_part.done",
-            with(&at, json!({"part": summary_part(text)})),
-        );
-        self.close_item(
-            index,
-            &json!({"type": "reasoning", "id": id, "summary": [summary_part(text)]}),
-        );
+        let summary: Vec<Value> = parts.iter().map(|text| summary_part(text)).collect();
+        self.close_item(index, &json!({"type": "reasoning", "id": id, "summary": summary}));
     }
 
     /// An assistant message with one `output_text` part, streamed in several deltas (see [`pieces`]).
@@ -322,7 +323,7 @@ mod tests {
     fn a_message_response_has_the_full_lifecycle_and_usage() {
         let ids = IdGen::default();
         let mut builder = ResponseEvents::start(&ids, "gpt-5.5");
-        builder.reasoning("thinking");
+        builder.reasoning(&["thinking"]);
         builder.message("hi", "final_answer");
         let events = builder.completed(Usage::default());
         assert_eq!(
@@ -434,7 +435,10 @@ mod tests {
         let mut builder = ResponseEvents::start(&ids, "m");
         let text = "Hello! I am the mock model. 2 + 2 = 4.";
         builder.message(text, "final_answer");
-        builder.reasoning("**Answering**\n\nThe user wants a greeting; reply briefly.");
+        builder.reasoning(&[
+            "**Answering**\n\nThe user wants a greeting; reply briefly.",
+            "Second part.",
+        ]);
         let events = builder.completed(Usage::default());
         let deltas = |kind: &str| -> Vec<String> {
             events
@@ -450,8 +454,16 @@ mod tests {
         assert!(reasoning.len() > 1, "{reasoning:?}");
         assert_eq!(
             reasoning.concat(),
-            "**Answering**\n\nThe user wants a greeting; reply briefly."
+            "**Answering**\n\nThe user wants a greeting; reply briefly.Second part."
         );
+        let parts: Vec<&Value> = events
+            .iter()
+            .filter(|e| e.kind() == "response.reasoning_summary_part.added")
+            .map(|e| &e.data["summary_index"])
+            .collect();
+        assert_eq!(parts, [&json!(0), &json!(1)]);
+        let done = &events[events.len() - 2].data["item"]["summary"];
+        assert_eq!(done[1], json!({"type": "summary_text", "text": "Second part."}));
     }
 
     #[test]
