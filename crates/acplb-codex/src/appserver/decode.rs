@@ -1,0 +1,566 @@
+//! Pure translation of the `codex app-server` notifications of one thread into ACP
+//! `session/update`s, streamed as they come.
+//!
+//! The [`AppDecoder`] is fed one server notification at a time (the caller already knows it
+//! belongs to this session's thread) and appends the resulting updates to a caller-owned vector;
+//! turn-level facts come back as an [`AppSignal`]. It does no I/O. Create one per turn with an
+//! `id_prefix` unique to the turn, as for the exec decoder: tool call and message ids are the
+//! prefix followed by Codex's item id.
+//!
+//! Text deltas become chunks at once and the completed item adds only what they left out;
+//! command output streams into its tool call (bounded like exec's); tool calls look as the exec
+//! decoder draws them. Unknown methods and item types, and messages whose fields have the wrong
+//! type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::{
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields,
+};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::text::{Kind, Streams};
+use super::tools::{self, Tool};
+use super::wire::{self, ItemHead, read};
+use crate::decode::{DecoderOptions, Totals, emit};
+use crate::output::{DEFAULT_MAX_OUTPUT_BYTES, StreamedOutput};
+
+/// How an [`AppDecoder`] renders updates.
+#[derive(Debug, Clone)]
+pub struct AppDecoderOptions {
+    /// Absolute working directory of the session: relative paths resolve against it and titles
+    /// show paths relative to it.
+    pub cwd: PathBuf,
+    /// Whether the client shows `notice` updates; otherwise warnings become thoughts.
+    pub notices: bool,
+    /// Bound on the output text of one tool call, in bytes.
+    pub max_output_bytes: usize,
+    /// Prefix of every tool call and message id, unique per turn.
+    pub id_prefix: String,
+}
+
+impl AppDecoderOptions {
+    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            notices: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            id_prefix: String::new(),
+        }
+    }
+}
+
+/// A turn-level fact the caller acts on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "signal", content = "data", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AppSignal {
+    /// `turn/started`: the id `turn/interrupt` and `turn/steer` need.
+    TurnStarted {
+        /// Codex's turn id.
+        turn_id: String,
+    },
+    /// `turn/completed`: the turn is over (every tool call still open was closed).
+    TurnCompleted {
+        /// Codex's turn id.
+        turn_id: String,
+        /// How it ended.
+        end: TurnEnd,
+    },
+    /// `thread/tokenUsage/updated`: the thread's cumulative totals.
+    Totals(Totals),
+    /// `thread/name/updated`: Codex's name for the thread.
+    ThreadName(String),
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TurnEnd {
+    /// Normally.
+    Completed,
+    /// By `turn/interrupt`.
+    Interrupted,
+    /// With an error.
+    Failed {
+        /// Codex's message.
+        message: String,
+        /// Whether it was an authentication error (HTTP 401, `unauthorized`).
+        auth_required: bool,
+    },
+}
+
+/// A tool call shown as started and not yet finished.
+#[derive(Debug)]
+pub(super) struct OpenCall {
+    pub(super) item_id: String,
+    /// The call as the editor sees it now.
+    pub(super) call: ToolCall,
+    /// What a command printed so far.
+    output: Option<StreamedOutput>,
+    /// Server and tool of an MCP call.
+    pub(super) mcp: Option<(String, String)>,
+}
+
+/// Notification methods that need no update: thread and account state, facts other updates
+/// already show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
+const IGNORED: &[&str] = &[
+    "thread/started",
+    "thread/status/changed",
+    "thread/compacted",
+    "thread/goal/updated",
+    "thread/goal/cleared",
+    "thread/settings/updated",
+    "serverRequest/resolved",
+    "account/rateLimits/updated",
+    "account/updated",
+    "remoteControl/status/changed",
+    "deprecationNotice",
+    "configWarning",
+    "turn/diff/updated",
+    "turn/moderationMetadata",
+    "item/reasoning/textDelta",
+    "item/plan/delta",
+    "item/fileChange/outputDelta",
+    "item/commandExecution/terminalInteraction",
+    "item/autoApprovalReview/started",
+    "item/autoApprovalReview/completed",
+    "hook/started",
+    "hook/completed",
+    "rawResponseItem/completed",
+    "rawResponse/completed",
+    "model/safetyBuffering/updated",
+    "skills/changed",
+];
+
+/// Decodes the notifications of one turn of one thread.
+#[derive(Debug)]
+pub struct AppDecoder {
+    opts: DecoderOptions,
+    streams: Streams,
+    open: Vec<OpenCall>,
+    unknown: BTreeMap<String, u64>,
+    last_plan: Option<Vec<wire::PlanStep>>,
+    /// An `error` that does not retry, held back until `turn/completed` shows whether the
+    /// failure repeats it.
+    pending_error: Option<String>,
+    /// The last warning shown, so a retry loop does not repeat the same one.
+    last_warning: Option<String>,
+    warnings: usize,
+}
+
+impl AppDecoder {
+    /// A decoder for one turn.
+    pub fn new(options: AppDecoderOptions) -> Self {
+        Self {
+            opts: DecoderOptions {
+                cwd: options.cwd,
+                notices: options.notices,
+                max_output_bytes: options.max_output_bytes,
+                id_prefix: options.id_prefix,
+            },
+            streams: Streams::new(),
+            open: Vec::new(),
+            unknown: BTreeMap::new(),
+            last_plan: None,
+            pending_error: None,
+            last_warning: None,
+            warnings: 0,
+        }
+    }
+
+    /// Decodes one server notification, appending updates to `out`.
+    pub fn notification(
+        &mut self,
+        method: &str,
+        params: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Option<AppSignal> {
+        let before = out.len();
+        let signal = match self.dispatch(method, params, out) {
+            Ok(signal) => signal,
+            Err(error) => {
+                tracing::warn!(method, %error, "ignoring a codex notification with unexpected fields");
+                self.count("malformed", method);
+                None
+            }
+        };
+        if out.len() > before
+            && !matches!(
+                out.last(),
+                Some(SessionUpdate::AgentMessageChunk(_) | SessionUpdate::AgentThoughtChunk(_))
+            )
+        {
+            self.streams.other_sent();
+        }
+        signal
+    }
+
+    /// Ends every tool call still open with `status` (cancel, crash), with `reason` added to
+    /// what it shows; shows a held-back error first.
+    pub fn close_open_tool_calls_because(
+        &mut self,
+        status: ToolCallStatus,
+        reason: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
+    ) {
+        self.flush_pending_error(out);
+        for open in self.open.drain(..) {
+            let mut content = open.call.content;
+            if let Some(reason) = reason {
+                content.push(reason.into());
+            }
+            let fields = ToolCallUpdateFields::new().status(status).content(content);
+            emit::tool_finished(out, open.call.tool_call_id, fields);
+        }
+        self.streams.other_sent();
+    }
+
+    /// How often each unknown notification method (`method:<name>`), item type (`item:<type>`)
+    /// and malformed notification (`malformed:<method>`) was seen.
+    pub fn unknown_counts(&self) -> BTreeMap<String, u64> {
+        self.unknown.clone()
+    }
+
+    /// The tool call shown for Codex's item `item_id`, while it is open.
+    pub(super) fn open_call(&self, item_id: &str) -> Option<&OpenCall> {
+        self.open.iter().find(|c| c.item_id == item_id)
+    }
+
+    /// The most recent open MCP call of `server`'s `tool`.
+    pub(super) fn open_mcp_call(&self, server: &str, tool: &str) -> Option<&OpenCall> {
+        self.open
+            .iter()
+            .rev()
+            .find(|c| c.mcp.as_ref().is_some_and(|(s, t)| s == server && t == tool))
+    }
+
+    /// The rendering options.
+    pub(super) fn options(&self) -> &DecoderOptions {
+        &self.opts
+    }
+
+    /// The id of the tool call or message for Codex's item `item_id`.
+    pub(super) fn id(&self, item_id: &str) -> String {
+        format!("{}{item_id}", self.opts.id_prefix)
+    }
+
+    fn dispatch(
+        &mut self,
+        method: &str,
+        params: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<Option<AppSignal>, serde_json::Error> {
+        if !matches!(method, "turn/completed" | "error") && !IGNORED.contains(&method) {
+            self.flush_pending_error(out);
+        }
+        match method {
+            "item/agentMessage/delta" => {
+                let d: wire::Delta = read(params)?;
+                self.streams
+                    .delta(Kind::Message, &self.id(&d.item_id), &d.delta, out);
+            }
+            "item/reasoning/summaryTextDelta" => {
+                let d: wire::Delta = read(params)?;
+                self.streams
+                    .delta(Kind::Thought, &self.id(&d.item_id), &d.delta, out);
+            }
+            "item/reasoning/summaryPartAdded" => {
+                let p: wire::PartAdded = read(params)?;
+                self.streams
+                    .part_added(&self.id(&p.item_id), p.summary_index, out);
+            }
+            "item/commandExecution/outputDelta" => self.output_delta(&read(params)?, out),
+            "item/started" => self.item_started(item(params), out)?,
+            "item/completed" => self.item_completed(item(params), out)?,
+            "item/fileChange/patchUpdated" => self.patch_updated(&read(params)?, out),
+            "item/mcpToolCall/progress" => self.mcp_progress(&read(params)?, out),
+            "turn/plan/updated" => self.plan(read::<wire::PlanUpdated>(params)?.plan, out),
+            "thread/tokenUsage/updated" => return Ok(Some(Self::usage(&read(params)?, out))),
+            "turn/started" => {
+                let turn = read::<wire::TurnEnvelope>(params)?.turn;
+                return Ok(Some(AppSignal::TurnStarted { turn_id: turn.id }));
+            }
+            "turn/completed" => return Ok(Some(self.turn_completed(read(params)?, out))),
+            "thread/name/updated" => {
+                let name = read::<wire::NameUpdated>(params)?.thread_name;
+                return Ok(name.filter(|n| !n.trim().is_empty()).map(AppSignal::ThreadName));
+            }
+            "error" => self.error(read(params)?, out),
+            "warning" | "guardianWarning" => self.warning(&read::<wire::Warning>(params)?.message, out),
+            "model/rerouted" => {
+                let r: wire::Rerouted = read(params)?;
+                let text = format!("Codex switched from model {} to {}.", r.from_model, r.to_model);
+                self.warning(&text, out);
+            }
+            "mcpServer/startupStatus/updated" => {
+                let s: wire::McpStartup = read(params)?;
+                if s.status == "failed" {
+                    let why = s.error.unwrap_or_default();
+                    self.warning(&format!("MCP server `{}` failed to start: {why}", s.name), out);
+                }
+            }
+            m if IGNORED.contains(&m) => {}
+            other => self.count("method", other),
+        }
+        Ok(None)
+    }
+
+    fn item_started(&mut self, item: &Value, out: &mut Vec<SessionUpdate>) -> Result<(), serde_json::Error> {
+        let head: ItemHead = read(item)?;
+        let Some(tool) = Tool::read(&head.kind, item) else {
+            match head.kind.as_str() {
+                // Text is streamed by deltas and completed at `item/completed`.
+                "agentMessage" | "reasoning" | "plan" | "userMessage" | "hookPrompt"
+                | "contextCompaction" | "enteredReviewMode" | "exitedReviewMode" => {}
+                other => self.count("item", other),
+            }
+            return Ok(());
+        };
+        let tool = tool?;
+        if self.open_call(&head.id).is_some() {
+            return Ok(());
+        }
+        let call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
+        let output =
+            matches!(tool, Tool::Command(_)).then(|| StreamedOutput::new(self.opts.max_output_bytes));
+        self.open.push(OpenCall {
+            item_id: head.id,
+            call: call.clone(),
+            output,
+            mcp: tool.mcp_key(),
+        });
+        emit::tool_started(out, call);
+        Ok(())
+    }
+
+    fn item_completed(
+        &mut self,
+        item: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<(), serde_json::Error> {
+        let head: ItemHead = read(item)?;
+        let id = self.id(&head.id);
+        match head.kind.as_str() {
+            "agentMessage" | "plan" | "exitedReviewMode" => {
+                let text = read::<wire::TextItem>(item)?.text;
+                self.streams.completed(Kind::Message, &id, &text, out);
+                return Ok(());
+            }
+            "reasoning" => {
+                let text = read::<wire::ReasoningItem>(item)?.summary.join("\n\n");
+                self.streams.completed(Kind::Thought, &id, &text, out);
+                return Ok(());
+            }
+            "contextCompaction" => {
+                let text = "Codex compacted the conversation to fit the context window.";
+                if self.opts.notices {
+                    emit::info_notice(out, text.to_owned());
+                } else {
+                    self.streams.completed(Kind::Thought, &id, text, out);
+                }
+                return Ok(());
+            }
+            "userMessage" | "hookPrompt" | "enteredReviewMode" => return Ok(()),
+            _ => {}
+        }
+        let Some(tool) = Tool::read(&head.kind, item) else {
+            self.count("item", &head.kind);
+            return Ok(());
+        };
+        let tool = tool?;
+        let open = self
+            .open
+            .iter()
+            .position(|c| c.item_id == head.id)
+            .map(|i| self.open.remove(i));
+        let output = open.as_ref().and_then(|o| o.output.as_ref());
+        if let Some(open) = open.as_ref() {
+            let fields = tool.finish(output, &self.opts);
+            emit::tool_finished(out, open.call.tool_call_id.clone(), fields);
+        } else {
+            let mut call = tool.call(ToolCallId::new(id), &self.opts);
+            call.update(tool.finish(None, &self.opts));
+            emit::tool_started(out, call);
+        }
+        Ok(())
+    }
+
+    fn output_delta(&mut self, delta: &wire::Delta, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == delta.item_id) else {
+            tracing::debug!(item = delta.item_id, "output of a command not started; ignored");
+            return;
+        };
+        let output = open
+            .output
+            .get_or_insert_with(|| StreamedOutput::new(self.opts.max_output_bytes));
+        output.push(&delta.delta);
+        let fields = tools::command_progress(output);
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+
+    fn patch_updated(&mut self, patch: &wire::PatchUpdated, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == patch.item_id) else {
+            return;
+        };
+        let fields = ToolCallUpdateFields::new().content(super::edits::diffs(&patch.changes, &self.opts));
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+
+    fn mcp_progress(&mut self, progress: &wire::Progress, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == progress.item_id) else {
+            return;
+        };
+        if progress.message.is_empty() {
+            return;
+        }
+        let fields = ToolCallUpdateFields::new().content(vec![progress.message.clone().into()]);
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+
+    /// Sends the plan unless it is the one shown last.
+    fn plan(&mut self, steps: Vec<wire::PlanStep>, out: &mut Vec<SessionUpdate>) {
+        if self.last_plan.as_ref() == Some(&steps) {
+            return;
+        }
+        let entries = steps
+            .iter()
+            .map(|s| {
+                let status = match s.status.as_str() {
+                    "completed" => PlanEntryStatus::Completed,
+                    "inProgress" => PlanEntryStatus::InProgress,
+                    _ => PlanEntryStatus::Pending,
+                };
+                (s.step.clone(), status)
+            })
+            .collect();
+        emit::plan_steps(out, entries);
+        self.last_plan = Some(steps);
+    }
+
+    /// The context in use (the last request's tokens) of the model's window, and the totals.
+    fn usage(usage: &wire::TokenUsageUpdated, out: &mut Vec<SessionUpdate>) -> AppSignal {
+        let usage = &usage.token_usage;
+        if let Some(size) = usage.model_context_window.filter(|s| *s > 0) {
+            emit::usage(out, usage.last.total_tokens, size);
+        }
+        let total = &usage.total;
+        AppSignal::Totals(Totals {
+            input_tokens: total.input_tokens,
+            cached_input_tokens: total.cached_input_tokens,
+            cache_write_input_tokens: total.cache_write_input_tokens,
+            output_tokens: total.output_tokens,
+            reasoning_output_tokens: total.reasoning_output_tokens,
+        })
+    }
+
+    fn turn_completed(&mut self, envelope: wire::TurnEnvelope, out: &mut Vec<SessionUpdate>) -> AppSignal {
+        let turn = envelope.turn;
+        let end = match (turn.status.as_str(), turn.error) {
+            ("completed", _) => TurnEnd::Completed,
+            ("interrupted", _) => TurnEnd::Interrupted,
+            (status, error) => {
+                let error = error.unwrap_or_else(|| wire::TurnError {
+                    message: format!("Codex ended the turn with status `{status}`."),
+                    codex_error_info: None,
+                    additional_details: None,
+                });
+                if self.pending_error.as_deref() == Some(error.message.as_str()) {
+                    // `turn/completed` repeats the `error` just before it: show it only once.
+                    self.pending_error = None;
+                }
+                failure(error)
+            }
+        };
+        let reason = match end {
+            TurnEnd::Interrupted => "Cancelled before it finished.",
+            TurnEnd::Failed { .. } => "The turn failed before this finished.",
+            TurnEnd::Completed => "The turn ended before this finished.",
+        };
+        self.close_open_tool_calls_because(ToolCallStatus::Failed, Some(reason), out);
+        AppSignal::TurnCompleted {
+            turn_id: turn.id,
+            end,
+        }
+    }
+
+    fn error(&mut self, notice: wire::ErrorNotice, out: &mut Vec<SessionUpdate>) {
+        if notice.will_retry {
+            self.warning(&notice.error.message, out);
+        } else {
+            self.flush_pending_error(out);
+            self.pending_error = Some(notice.error.message);
+        }
+    }
+
+    /// A non-fatal problem: a notice when the client shows them, else a labelled thought.
+    fn warning(&mut self, message: &str, out: &mut Vec<SessionUpdate>) {
+        if self.last_warning.as_deref() == Some(message) {
+            tracing::debug!(message, "repeated codex warning not shown again");
+            return;
+        }
+        self.last_warning = Some(message.to_owned());
+        let text = format!("Codex warning: {message}");
+        if self.opts.notices {
+            emit::warning_notice(out, text);
+        } else {
+            self.warnings += 1;
+            let id = format!("{}warning_{}", self.opts.id_prefix, self.warnings);
+            self.streams.completed(Kind::Thought, &id, &text, out);
+        }
+    }
+
+    fn flush_pending_error(&mut self, out: &mut Vec<SessionUpdate>) {
+        if let Some(message) = self.pending_error.take() {
+            self.warning(&message, out);
+        }
+    }
+
+    fn count(&mut self, what: &str, name: &str) {
+        let count = self.unknown.entry(format!("{what}:{name}")).or_insert(0);
+        if *count == 0 {
+            tracing::warn!(kind = what, name, "ignoring unknown or malformed codex {what}");
+        }
+        *count += 1;
+    }
+}
+
+/// `params.item` (null when missing, which then fails to read as an item).
+fn item(params: &Value) -> &Value {
+    params.get("item").unwrap_or(&Value::Null)
+}
+
+/// A failed turn's end: Codex's message (with its details) and whether it was a 401.
+fn failure(error: wire::TurnError) -> TurnEnd {
+    let auth_required =
+        is_unauthorized(error.codex_error_info.as_ref()) || crate::decode::is_auth_error(&error.message);
+    let message = match error.additional_details.filter(|d| !d.is_empty()) {
+        Some(details) => format!("{} ({details})", error.message),
+        None => error.message,
+    };
+    TurnEnd::Failed {
+        message,
+        auth_required,
+    }
+}
+
+/// `"unauthorized"`, or any `{"<kind>": {"httpStatusCode": 401}}`.
+fn is_unauthorized(info: Option<&Value>) -> bool {
+    match info {
+        Some(Value::String(kind)) => kind == "unauthorized",
+        Some(Value::Object(map)) => map
+            .values()
+            .any(|v| v.get("httpStatusCode").and_then(Value::as_u64) == Some(401)),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests;
