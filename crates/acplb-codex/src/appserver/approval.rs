@@ -26,6 +26,9 @@ use serde_json::{Map, Value, json};
 use super::decode::AppDecoder;
 use super::tools::command_call;
 pub use super::user_input::answer_user_input;
+
+mod mcp;
+mod permissions;
 use super::wire::{CommandItem, read};
 
 /// What to ask the editor for one server→client request, and how each answer goes back.
@@ -56,8 +59,8 @@ impl Ask {
         match method {
             "item/commandExecution/requestApproval" => Some(command(params, decoder)),
             "item/fileChange/requestApproval" => Some(file_change(params, decoder)),
-            "mcpServer/elicitation/request" => mcp_tool(params, decoder),
-            "item/permissions/requestApproval" => Some(permissions(params, decoder)),
+            "mcpServer/elicitation/request" => mcp::mcp_tool(params, decoder),
+            "item/permissions/requestApproval" => Some(permissions::permissions(params, decoder)),
             _ => None,
         }
     }
@@ -330,141 +333,6 @@ fn file_change(params: &Value, decoder: &AppDecoder) -> Ask {
         json!({"decision": "decline"}),
         json!({"decision": "cancel"}),
     )
-}
-
-fn mcp_tool(params: &Value, decoder: &AppDecoder) -> Option<Ask> {
-    let meta = params.get("_meta")?;
-    if text(meta, "codex_approval_kind") != Some("mcp_tool_call") {
-        return None;
-    }
-    let server = text(params, "serverName").unwrap_or_default();
-    let tool = text(meta, "tool_name").unwrap_or_default();
-    let (id, fields) = if let Some(open) = decoder.open_mcp_call(server, tool) {
-        (open.call.tool_call_id.clone(), shown(&open.call))
-    } else {
-        let id = ToolCallId::new(decoder.id(&format!("mcp_approval_{server}_{tool}")));
-        let mut fields = ToolCallUpdateFields::new()
-            .title(format!("{server}.{tool}"))
-            .kind(ToolKind::Other);
-        fields.raw_input = meta.get("tool_params").cloned();
-        (id, fields)
-    };
-    let lines = text(params, "message").map(str::to_owned).into_iter().collect();
-    let persist: Vec<&str> = match meta.get("persist") {
-        Some(Value::Array(all)) => all.iter().filter_map(Value::as_str).collect(),
-        Some(Value::String(one)) => vec![one.as_str()],
-        _ => Vec::new(),
-    };
-    let accept = |persist: Option<&str>| {
-        let meta = persist.map_or(Value::Null, |p| json!({"persist": p}));
-        json!({"action": "accept", "content": {}, "_meta": meta})
-    };
-    let mut choices = Choices::default();
-    choices.add(
-        "accept",
-        "Allow once".into(),
-        PermissionOptionKind::AllowOnce,
-        accept(None),
-        false,
-    );
-    if persist.contains(&"session") {
-        let name = "Allow for this session".into();
-        choices.add(
-            "acceptForSession",
-            name,
-            PermissionOptionKind::AllowAlways,
-            accept(Some("session")),
-            true,
-        );
-    }
-    if persist.contains(&"always") {
-        let name = "Always allow".into();
-        choices.add(
-            "acceptAlways",
-            name,
-            PermissionOptionKind::AllowAlways,
-            accept(Some("always")),
-            false,
-        );
-    }
-    let decline = json!({"action": "decline", "content": null, "_meta": null});
-    choices.add(
-        "decline",
-        "Reject".into(),
-        PermissionOptionKind::RejectOnce,
-        decline.clone(),
-        false,
-    );
-    let tool_call = ToolCallUpdate::new(id, with_lines(fields, lines));
-    let cancel = json!({"action": "cancel", "content": null, "_meta": null});
-    Some(choices.ask(tool_call, decline, cancel))
-}
-
-fn permissions(params: &Value, decoder: &AppDecoder) -> Ask {
-    let item_id = text(params, "itemId").unwrap_or_default();
-    let id = ToolCallId::new(decoder.id(item_id));
-    let requested = params.get("permissions").cloned().unwrap_or_default();
-    // Grant exactly what was asked: the parts that are present.
-    let mut granted = Map::new();
-    for key in ["network", "fileSystem"] {
-        if let Some(part) = requested.get(key).filter(|p| p.is_object()) {
-            granted.insert(key.to_owned(), part.clone());
-        }
-    }
-    let mut fields = ToolCallUpdateFields::new()
-        .title(permissions_title(&requested))
-        .kind(ToolKind::Other);
-    fields.raw_input = Some(requested.clone());
-    let lines = text(params, "reason").map(str::to_owned).into_iter().collect();
-    let mut choices = Choices::default();
-    let grant = |scope: &str| json!({"permissions": granted, "scope": scope});
-    choices.add(
-        "turn",
-        "Allow for this turn".into(),
-        PermissionOptionKind::AllowOnce,
-        grant("turn"),
-        false,
-    );
-    choices.add(
-        "session",
-        "Allow for this session".into(),
-        PermissionOptionKind::AllowAlways,
-        grant("session"),
-        true,
-    );
-    let none = json!({"permissions": {}, "scope": "turn"});
-    choices.add(
-        "decline",
-        "Reject".into(),
-        PermissionOptionKind::RejectOnce,
-        none.clone(),
-        false,
-    );
-    let tool_call = ToolCallUpdate::new(id, with_lines(fields, lines));
-    choices.ask(tool_call, none.clone(), none)
-}
-
-/// "Grant network access, write access to /a, read access to /b".
-fn permissions_title(requested: &Value) -> String {
-    let mut parts = Vec::new();
-    if requested.pointer("/network/enabled") == Some(&Value::Bool(true)) {
-        parts.push("network access".to_owned());
-    }
-    for (key, what) in [("write", "write"), ("read", "read")] {
-        let paths: Vec<&str> = requested
-            .pointer(&format!("/fileSystem/{key}"))
-            .and_then(Value::as_array)
-            .map(|all| all.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default();
-        if !paths.is_empty() {
-            parts.push(format!("{what} access to {}", paths.join(", ")));
-        }
-    }
-    if parts.is_empty() {
-        "Grant more permissions".to_owned()
-    } else {
-        format!("Grant {}", parts.join(", "))
-    }
 }
 
 #[cfg(test)]

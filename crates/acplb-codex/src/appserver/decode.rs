@@ -16,16 +16,19 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields,
 };
-use serde::Serialize;
 use serde_json::Value;
 
+use super::signal::failure;
+pub use super::signal::{AppSignal, TurnEnd};
 use super::text::{Kind, Streams};
-use super::tools::{self, Tool};
-use super::wire::{self, ItemHead, read};
+use super::wire::{self, read};
 use crate::decode::{DecoderOptions, Totals, emit};
 use crate::output::{DEFAULT_MAX_OUTPUT_BYTES, StreamedOutput};
+use items::item;
+
+mod items;
 
 /// How an [`AppDecoder`] renders updates.
 #[derive(Debug, Clone)]
@@ -51,47 +54,6 @@ impl AppDecoderOptions {
             id_prefix: String::new(),
         }
     }
-}
-
-/// A turn-level fact the caller acts on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "signal", content = "data", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum AppSignal {
-    /// `turn/started`: the id `turn/interrupt` and `turn/steer` need.
-    TurnStarted {
-        /// Codex's turn id.
-        turn_id: String,
-    },
-    /// `turn/completed`: the turn is over (every tool call still open was closed).
-    TurnCompleted {
-        /// Codex's turn id.
-        turn_id: String,
-        /// How it ended.
-        end: TurnEnd,
-    },
-    /// `thread/tokenUsage/updated`: the thread's cumulative totals.
-    Totals(Totals),
-    /// `thread/name/updated`: Codex's name for the thread.
-    ThreadName(String),
-}
-
-/// How a turn ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum TurnEnd {
-    /// Normally.
-    Completed,
-    /// By `turn/interrupt`.
-    Interrupted,
-    /// With an error.
-    Failed {
-        /// Codex's message.
-        message: String,
-        /// Whether it was an authentication error (HTTP 401, `unauthorized`).
-        auth_required: bool,
-    },
 }
 
 /// A tool call shown as started and not yet finished.
@@ -310,121 +272,6 @@ impl AppDecoder {
         Ok(None)
     }
 
-    fn item_started(&mut self, item: &Value, out: &mut Vec<SessionUpdate>) -> Result<(), serde_json::Error> {
-        let head: ItemHead = read(item)?;
-        let Some(tool) = Tool::read(&head.kind, item) else {
-            match head.kind.as_str() {
-                // Text is streamed by deltas and completed at `item/completed`.
-                "agentMessage" | "reasoning" | "plan" | "userMessage" | "hookPrompt"
-                | "contextCompaction" | "enteredReviewMode" | "exitedReviewMode" => {}
-                other => self.count("item", other),
-            }
-            return Ok(());
-        };
-        let tool = tool?;
-        if self.open_call(&head.id).is_some() {
-            return Ok(());
-        }
-        let call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
-        let output =
-            matches!(tool, Tool::Command(_)).then(|| StreamedOutput::new(self.opts.max_output_bytes));
-        self.open.push(OpenCall {
-            item_id: head.id,
-            call: call.clone(),
-            output,
-            mcp: tool.mcp_key(),
-        });
-        emit::tool_started(out, call);
-        Ok(())
-    }
-
-    fn item_completed(
-        &mut self,
-        item: &Value,
-        out: &mut Vec<SessionUpdate>,
-    ) -> Result<(), serde_json::Error> {
-        let head: ItemHead = read(item)?;
-        let id = self.id(&head.id);
-        match head.kind.as_str() {
-            "agentMessage" | "plan" | "exitedReviewMode" => {
-                let text = read::<wire::TextItem>(item)?.text;
-                self.streams.completed(Kind::Message, &id, &text, out);
-                return Ok(());
-            }
-            "reasoning" => {
-                let text = read::<wire::ReasoningItem>(item)?.summary.join("\n\n");
-                self.streams.completed(Kind::Thought, &id, &text, out);
-                return Ok(());
-            }
-            "contextCompaction" => {
-                let text = "Codex compacted the conversation to fit the context window.";
-                if self.opts.notices {
-                    emit::info_notice(out, text.to_owned());
-                } else {
-                    self.streams.completed(Kind::Thought, &id, text, out);
-                }
-                return Ok(());
-            }
-            "userMessage" | "hookPrompt" | "enteredReviewMode" => return Ok(()),
-            _ => {}
-        }
-        let Some(tool) = Tool::read(&head.kind, item) else {
-            self.count("item", &head.kind);
-            return Ok(());
-        };
-        let tool = tool?;
-        let open = self
-            .open
-            .iter()
-            .position(|c| c.item_id == head.id)
-            .map(|i| self.open.remove(i));
-        let output = open.as_ref().and_then(|o| o.output.as_ref());
-        if let Some(open) = open.as_ref() {
-            let fields = tool.finish(output, &self.opts);
-            emit::tool_finished(out, open.call.tool_call_id.clone(), fields);
-        } else {
-            let mut call = tool.call(ToolCallId::new(id), &self.opts);
-            call.update(tool.finish(None, &self.opts));
-            emit::tool_started(out, call);
-        }
-        Ok(())
-    }
-
-    fn output_delta(&mut self, delta: &wire::Delta, out: &mut Vec<SessionUpdate>) {
-        let Some(open) = self.open.iter_mut().find(|c| c.item_id == delta.item_id) else {
-            tracing::debug!(item = delta.item_id, "output of a command not started; ignored");
-            return;
-        };
-        let output = open
-            .output
-            .get_or_insert_with(|| StreamedOutput::new(self.opts.max_output_bytes));
-        output.push(&delta.delta);
-        let fields = tools::command_progress(output);
-        open.call.update(fields.clone());
-        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
-    }
-
-    fn patch_updated(&mut self, patch: &wire::PatchUpdated, out: &mut Vec<SessionUpdate>) {
-        let Some(open) = self.open.iter_mut().find(|c| c.item_id == patch.item_id) else {
-            return;
-        };
-        let fields = ToolCallUpdateFields::new().content(super::edits::diffs(&patch.changes, &self.opts));
-        open.call.update(fields.clone());
-        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
-    }
-
-    fn mcp_progress(&mut self, progress: &wire::Progress, out: &mut Vec<SessionUpdate>) {
-        let Some(open) = self.open.iter_mut().find(|c| c.item_id == progress.item_id) else {
-            return;
-        };
-        if progress.message.is_empty() {
-            return;
-        }
-        let fields = ToolCallUpdateFields::new().content(vec![progress.message.clone().into()]);
-        open.call.update(fields.clone());
-        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
-    }
-
     /// Sends the plan unless it is the one shown last.
     fn plan(&mut self, steps: Vec<wire::PlanStep>, out: &mut Vec<SessionUpdate>) {
         if self.last_plan.as_ref() == Some(&steps) {
@@ -529,36 +376,6 @@ impl AppDecoder {
             tracing::warn!(kind = what, name, "ignoring unknown or malformed codex {what}");
         }
         *count += 1;
-    }
-}
-
-/// `params.item` (null when missing, which then fails to read as an item).
-fn item(params: &Value) -> &Value {
-    params.get("item").unwrap_or(&Value::Null)
-}
-
-/// A failed turn's end: Codex's message (with its details) and whether it was a 401.
-fn failure(error: wire::TurnError) -> TurnEnd {
-    let auth_required =
-        is_unauthorized(error.codex_error_info.as_ref()) || crate::decode::is_auth_error(&error.message);
-    let message = match error.additional_details.filter(|d| !d.is_empty()) {
-        Some(details) => format!("{} ({details})", error.message),
-        None => error.message,
-    };
-    TurnEnd::Failed {
-        message,
-        auth_required,
-    }
-}
-
-/// `"unauthorized"`, or any `{"<kind>": {"httpStatusCode": 401}}`.
-fn is_unauthorized(info: Option<&Value>) -> bool {
-    match info {
-        Some(Value::String(kind)) => kind == "unauthorized",
-        Some(Value::Object(map)) => map
-            .values()
-            .any(|v| v.get("httpStatusCode").and_then(Value::as_u64) == Some(401)),
-        _ => false,
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod approval;
 pub mod decode;
 mod edits;
+mod signal;
 mod text;
 mod tools;
 mod user_input;
