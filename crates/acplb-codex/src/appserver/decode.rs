@@ -8,8 +8,10 @@
 //! prefix followed by Codex's item id.
 //!
 //! Text deltas become chunks at once and the completed item adds only what they left out;
-//! command output streams into its tool call (bounded like exec's); tool calls look as the exec
-//! decoder draws them. Unknown methods and item types, and messages whose fields have the wrong
+//! command output streams into its tool call (bounded like exec's): each output delta yields a
+//! `tool_call_update` with the whole output so far, so consecutive updates of one call
+//! supersede each other and a sink that falls behind may keep only the last. Tool calls look
+//! as the exec decoder draws them. Unknown methods and item types, and messages whose fields have the wrong
 //! type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
 
 use std::collections::BTreeMap;
