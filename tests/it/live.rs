@@ -36,6 +36,9 @@ impl Live {
             .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
             .collect();
         vars.push(("ACPLB_CODEX".into(), env.codex_path().display().to_string()));
+        // A home of its own: the user's shell profile (which Codex's `bash -lc` reads) and
+        // config stay out of the test.
+        vars.push(("HOME".into(), env.root().display().to_string()));
         vars.extend(extra_env.iter().cloned());
         // In tests an unreachable model must fail fast instead of retrying forever.
         let mut args = vec!["-c", "features.unbounded_connection_retries=false"];

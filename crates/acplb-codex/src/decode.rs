@@ -4,9 +4,9 @@
 //! the resulting updates to a caller-owned vector; turn-level facts (thread id, usage, failure)
 //! come back as a [`Signal`]. It does no I/O: file contents come through [`FileTexts`].
 
-mod emit;
-mod files;
-mod tools;
+pub(crate) mod emit;
+pub(crate) mod files;
+pub(crate) mod tools;
 mod usage;
 
 use std::collections::BTreeMap;
@@ -410,7 +410,7 @@ fn finish_call(
 }
 
 /// Whether a failure message is an authentication error (HTTP 401).
-fn is_auth_error(message: &str) -> bool {
+pub(crate) fn is_auth_error(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     lower.contains("unauthorized") || lower.contains("status 401") || lower.contains("http 401")
 }

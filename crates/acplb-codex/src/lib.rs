@@ -1,5 +1,5 @@
-//! acplb-codex: the provider adapter that drives the `OpenAI` Codex CLI (`codex exec --json`)
-//! and decodes its JSONL event stream into ACP session updates.
+//! acplb-codex: the provider adapter that drives the `OpenAI` Codex CLI (`codex exec --json`, and
+//! `codex app-server`) and decodes what it reports into ACP session updates.
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

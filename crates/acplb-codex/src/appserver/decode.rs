@@ -1,131 +1,385 @@
-//! PLACEHOLDER (replaced by the real decoder): app-server notifications → ACP updates.
+//! Pure translation of the `codex app-server` notifications of one thread into ACP
+//! `session/update`s, streamed as they come.
+//!
+//! The [`AppDecoder`] is fed one server notification at a time (the caller already knows it
+//! belongs to this session's thread) and appends the resulting updates to a caller-owned vector;
+//! turn-level facts come back as an [`AppSignal`]. It does no I/O. Create one per turn with an
+//! `id_prefix` unique to the turn, as for the exec decoder: tool call and message ids are the
+//! prefix followed by Codex's item id.
+//!
+//! Text deltas become chunks at once and the completed item adds only what they left out;
+//! command output streams into its tool call (bounded like exec's): each output delta yields a
+//! `tool_call_update` with the whole output so far, so consecutive updates of one call
+//! supersede each other and a sink that falls behind may keep only the last. Tool calls look
+//! as the exec decoder draws them. Unknown methods and item types, and messages whose fields have the wrong
+//! type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate, ToolCallStatus};
+use agent_client_protocol::v1::schema::{
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields,
+};
 use serde_json::Value;
 
-use crate::decode::Totals;
+use super::signal::failure;
+pub use super::signal::{AppSignal, TurnEnd};
+use super::text::{Kind, Streams};
+use super::wire::{self, read};
+use crate::decode::{DecoderOptions, Totals, emit};
+use crate::output::{DEFAULT_MAX_OUTPUT_BYTES, StreamedOutput};
+use items::item;
 
-/// How the decoder renders.
+mod items;
+
+/// How an [`AppDecoder`] renders updates.
 #[derive(Debug, Clone)]
 pub struct AppDecoderOptions {
-    /// Session cwd.
+    /// Absolute working directory of the session: relative paths resolve against it and titles
+    /// show paths relative to it.
     pub cwd: PathBuf,
-    /// Notices shown.
+    /// Whether the client shows `notice` updates; otherwise warnings become thoughts.
     pub notices: bool,
-    /// Output bound.
+    /// Bound on the output text of one tool call, in bytes.
     pub max_output_bytes: usize,
-    /// Id prefix.
+    /// Prefix of every tool call and message id, unique per turn.
     pub id_prefix: String,
 }
 
-/// The decoder.
+impl AppDecoderOptions {
+    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            notices: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            id_prefix: String::new(),
+        }
+    }
+}
+
+/// A tool call shown as started and not yet finished.
+#[derive(Debug)]
+pub(super) struct OpenCall {
+    pub(super) item_id: String,
+    /// The call as the editor sees it now.
+    pub(super) call: ToolCall,
+    /// What a command printed so far.
+    output: Option<StreamedOutput>,
+    /// Server and tool of an MCP call.
+    pub(super) mcp: Option<(String, String)>,
+}
+
+/// Notification methods that need no update: thread and account state, facts other updates
+/// already show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
+const IGNORED: &[&str] = &[
+    "thread/started",
+    "thread/status/changed",
+    "thread/compacted",
+    "thread/goal/updated",
+    "thread/goal/cleared",
+    "thread/settings/updated",
+    "serverRequest/resolved",
+    "account/rateLimits/updated",
+    "account/updated",
+    "remoteControl/status/changed",
+    "deprecationNotice",
+    "configWarning",
+    "turn/diff/updated",
+    "turn/moderationMetadata",
+    "item/reasoning/textDelta",
+    "item/plan/delta",
+    "item/fileChange/outputDelta",
+    "item/commandExecution/terminalInteraction",
+    "item/autoApprovalReview/started",
+    "item/autoApprovalReview/completed",
+    "hook/started",
+    "hook/completed",
+    "rawResponseItem/completed",
+    "rawResponse/completed",
+    "model/safetyBuffering/updated",
+    "skills/changed",
+];
+
+/// Decodes the notifications of one turn of one thread.
 #[derive(Debug)]
 pub struct AppDecoder {
+    opts: DecoderOptions,
+    streams: Streams,
+    open: Vec<OpenCall>,
     unknown: BTreeMap<String, u64>,
-}
-
-/// A turn-level fact.
-#[derive(Debug)]
-pub enum AppSignal {
-    /// turn/started
-    TurnStarted {
-        /// id
-        turn_id: String,
-    },
-    /// turn/completed
-    TurnCompleted {
-        /// id
-        turn_id: String,
-        /// how
-        end: TurnEnd,
-    },
-    /// usage totals
-    Totals(Totals),
-    /// thread name
-    ThreadName(String),
-}
-
-/// How a turn ended.
-#[derive(Debug)]
-pub enum TurnEnd {
-    /// ok
-    Completed,
-    /// interrupted
-    Interrupted,
-    /// failed
-    Failed {
-        /// why
-        message: String,
-        /// 401
-        auth_required: bool,
-    },
+    last_plan: Option<Vec<wire::PlanStep>>,
+    /// An `error` that does not retry, held back until `turn/completed` shows whether the
+    /// failure repeats it.
+    pending_error: Option<String>,
+    /// The last warning shown, so a retry loop does not repeat the same one.
+    last_warning: Option<String>,
+    warnings: usize,
 }
 
 impl AppDecoder {
-    /// New.
-    pub fn new(_options: AppDecoderOptions) -> Self {
+    /// A decoder for one turn.
+    pub fn new(options: AppDecoderOptions) -> Self {
         Self {
+            opts: DecoderOptions {
+                cwd: options.cwd,
+                notices: options.notices,
+                max_output_bytes: options.max_output_bytes,
+                id_prefix: options.id_prefix,
+            },
+            streams: Streams::new(),
+            open: Vec::new(),
             unknown: BTreeMap::new(),
+            last_plan: None,
+            pending_error: None,
+            last_warning: None,
+            warnings: 0,
         }
     }
 
-    /// One notification.
+    /// Decodes one server notification, appending updates to `out`.
     pub fn notification(
         &mut self,
         method: &str,
         params: &Value,
         out: &mut Vec<SessionUpdate>,
     ) -> Option<AppSignal> {
-        match method {
-            "item/agentMessage/delta" => {
-                let delta = params.get("delta").and_then(Value::as_str).unwrap_or_default();
-                out.push(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                    ContentBlock::from(delta.to_owned()),
-                )));
+        let before = out.len();
+        let signal = match self.dispatch(method, params, out) {
+            Ok(signal) => signal,
+            Err(error) => {
+                tracing::warn!(method, %error, "ignoring a codex notification with unexpected fields");
+                self.count("malformed", method);
                 None
             }
-            "turn/completed" => {
-                let turn = params.get("turn")?;
-                let id = turn
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let end = match turn.get("status").and_then(Value::as_str) {
-                    Some("completed") => TurnEnd::Completed,
-                    Some("interrupted") => TurnEnd::Interrupted,
-                    _ => TurnEnd::Failed {
-                        message: turn
-                            .pointer("/error/message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("failed")
-                            .to_owned(),
-                        auth_required: false,
-                    },
-                };
-                Some(AppSignal::TurnCompleted { turn_id: id, end })
-            }
-            other => {
-                *self.unknown.entry(other.to_owned()).or_default() += 1;
-                None
-            }
+        };
+        if out.len() > before
+            && !matches!(
+                out.last(),
+                Some(SessionUpdate::AgentMessageChunk(_) | SessionUpdate::AgentThoughtChunk(_))
+            )
+        {
+            self.streams.other_sent();
         }
+        signal
     }
 
-    /// Close open.
+    /// Ends every tool call still open with `status` (cancel, crash), with `reason` added to
+    /// what it shows; shows a held-back error first.
     pub fn close_open_tool_calls_because(
         &mut self,
-        _status: ToolCallStatus,
-        _reason: Option<&str>,
-        _out: &mut Vec<SessionUpdate>,
+        status: ToolCallStatus,
+        reason: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
     ) {
+        self.flush_pending_error(out);
+        for open in self.open.drain(..) {
+            let mut content = open.call.content;
+            if let Some(reason) = reason {
+                content.push(reason.into());
+            }
+            let fields = ToolCallUpdateFields::new().status(status).content(content);
+            emit::tool_finished(out, open.call.tool_call_id, fields);
+        }
+        self.streams.other_sent();
     }
 
-    /// Unknown.
+    /// How often each unknown notification method (`method:<name>`), item type (`item:<type>`)
+    /// and malformed notification (`malformed:<method>`) was seen.
     pub fn unknown_counts(&self) -> BTreeMap<String, u64> {
         self.unknown.clone()
     }
+
+    /// The tool call shown for Codex's item `item_id`, while it is open.
+    pub(super) fn open_call(&self, item_id: &str) -> Option<&OpenCall> {
+        self.open.iter().find(|c| c.item_id == item_id)
+    }
+
+    /// The most recent open MCP call of `server`'s `tool`.
+    pub(super) fn open_mcp_call(&self, server: &str, tool: &str) -> Option<&OpenCall> {
+        self.open
+            .iter()
+            .rev()
+            .find(|c| c.mcp.as_ref().is_some_and(|(s, t)| s == server && t == tool))
+    }
+
+    /// The rendering options.
+    pub(super) fn options(&self) -> &DecoderOptions {
+        &self.opts
+    }
+
+    /// The id of the tool call or message for Codex's item `item_id`.
+    pub(super) fn id(&self, item_id: &str) -> String {
+        format!("{}{item_id}", self.opts.id_prefix)
+    }
+
+    fn dispatch(
+        &mut self,
+        method: &str,
+        params: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<Option<AppSignal>, serde_json::Error> {
+        if !matches!(method, "turn/completed" | "error") && !IGNORED.contains(&method) {
+            self.flush_pending_error(out);
+        }
+        match method {
+            "item/agentMessage/delta" => {
+                let d: wire::Delta = read(params)?;
+                self.streams
+                    .delta(Kind::Message, &self.id(&d.item_id), &d.delta, out);
+            }
+            "item/reasoning/summaryTextDelta" => {
+                let d: wire::Delta = read(params)?;
+                self.streams
+                    .delta(Kind::Thought, &self.id(&d.item_id), &d.delta, out);
+            }
+            "item/reasoning/summaryPartAdded" => {
+                let p: wire::PartAdded = read(params)?;
+                self.streams
+                    .part_added(&self.id(&p.item_id), p.summary_index, out);
+            }
+            "item/commandExecution/outputDelta" => self.output_delta(&read(params)?, out),
+            "item/started" => self.item_started(item(params), out)?,
+            "item/completed" => self.item_completed(item(params), out)?,
+            "item/fileChange/patchUpdated" => self.patch_updated(&read(params)?, out),
+            "item/mcpToolCall/progress" => self.mcp_progress(&read(params)?, out),
+            "turn/plan/updated" => self.plan(read::<wire::PlanUpdated>(params)?.plan, out),
+            "thread/tokenUsage/updated" => return Ok(Some(Self::usage(&read(params)?, out))),
+            "turn/started" => {
+                let turn = read::<wire::TurnEnvelope>(params)?.turn;
+                return Ok(Some(AppSignal::TurnStarted { turn_id: turn.id }));
+            }
+            "turn/completed" => return Ok(Some(self.turn_completed(read(params)?, out))),
+            "thread/name/updated" => {
+                let name = read::<wire::NameUpdated>(params)?.thread_name;
+                return Ok(name.filter(|n| !n.trim().is_empty()).map(AppSignal::ThreadName));
+            }
+            "error" => self.error(read(params)?, out),
+            "warning" | "guardianWarning" => self.warning(&read::<wire::Warning>(params)?.message, out),
+            "model/rerouted" => {
+                let r: wire::Rerouted = read(params)?;
+                let text = format!("Codex switched from model {} to {}.", r.from_model, r.to_model);
+                self.warning(&text, out);
+            }
+            "mcpServer/startupStatus/updated" => {
+                let s: wire::McpStartup = read(params)?;
+                if s.status == "failed" {
+                    let why = s.error.unwrap_or_default();
+                    self.warning(&format!("MCP server `{}` failed to start: {why}", s.name), out);
+                }
+            }
+            m if IGNORED.contains(&m) => {}
+            other => self.count("method", other),
+        }
+        Ok(None)
+    }
+
+    /// Sends the plan unless it is the one shown last.
+    fn plan(&mut self, steps: Vec<wire::PlanStep>, out: &mut Vec<SessionUpdate>) {
+        if self.last_plan.as_ref() == Some(&steps) {
+            return;
+        }
+        let entries = steps
+            .iter()
+            .map(|s| {
+                let status = match s.status.as_str() {
+                    "completed" => PlanEntryStatus::Completed,
+                    "inProgress" => PlanEntryStatus::InProgress,
+                    _ => PlanEntryStatus::Pending,
+                };
+                (s.step.clone(), status)
+            })
+            .collect();
+        emit::plan_steps(out, entries);
+        self.last_plan = Some(steps);
+    }
+
+    /// The context in use (the last request's tokens) of the model's window, and the totals.
+    fn usage(usage: &wire::TokenUsageUpdated, out: &mut Vec<SessionUpdate>) -> AppSignal {
+        let usage = &usage.token_usage;
+        if let Some(size) = usage.model_context_window.filter(|s| *s > 0) {
+            emit::usage(out, usage.last.total_tokens, size);
+        }
+        let total = &usage.total;
+        AppSignal::Totals(Totals {
+            input_tokens: total.input_tokens,
+            cached_input_tokens: total.cached_input_tokens,
+            cache_write_input_tokens: total.cache_write_input_tokens,
+            output_tokens: total.output_tokens,
+            reasoning_output_tokens: total.reasoning_output_tokens,
+        })
+    }
+
+    fn turn_completed(&mut self, envelope: wire::TurnEnvelope, out: &mut Vec<SessionUpdate>) -> AppSignal {
+        let turn = envelope.turn;
+        let end = match (turn.status.as_str(), turn.error) {
+            ("completed", _) => TurnEnd::Completed,
+            ("interrupted", _) => TurnEnd::Interrupted,
+            (status, error) => {
+                let error = error.unwrap_or_else(|| wire::TurnError {
+                    message: format!("Codex ended the turn with status `{status}`."),
+                    codex_error_info: None,
+                    additional_details: None,
+                });
+                if self.pending_error.as_deref() == Some(error.message.as_str()) {
+                    // `turn/completed` repeats the `error` just before it: show it only once.
+                    self.pending_error = None;
+                }
+                failure(error)
+            }
+        };
+        let reason = match end {
+            TurnEnd::Interrupted => "Cancelled before it finished.",
+            TurnEnd::Failed { .. } => "The turn failed before this finished.",
+            TurnEnd::Completed => "The turn ended before this finished.",
+        };
+        self.close_open_tool_calls_because(ToolCallStatus::Failed, Some(reason), out);
+        AppSignal::TurnCompleted {
+            turn_id: turn.id,
+            end,
+        }
+    }
+
+    fn error(&mut self, notice: wire::ErrorNotice, out: &mut Vec<SessionUpdate>) {
+        if notice.will_retry {
+            self.warning(&notice.error.message, out);
+        } else {
+            self.flush_pending_error(out);
+            self.pending_error = Some(notice.error.message);
+        }
+    }
+
+    /// A non-fatal problem: a notice when the client shows them, else a labelled thought.
+    fn warning(&mut self, message: &str, out: &mut Vec<SessionUpdate>) {
+        if self.last_warning.as_deref() == Some(message) {
+            tracing::debug!(message, "repeated codex warning not shown again");
+            return;
+        }
+        self.last_warning = Some(message.to_owned());
+        let text = format!("Codex warning: {message}");
+        if self.opts.notices {
+            emit::warning_notice(out, text);
+        } else {
+            self.warnings += 1;
+            let id = format!("{}warning_{}", self.opts.id_prefix, self.warnings);
+            self.streams.completed(Kind::Thought, &id, &text, out);
+        }
+    }
+
+    fn flush_pending_error(&mut self, out: &mut Vec<SessionUpdate>) {
+        if let Some(message) = self.pending_error.take() {
+            self.warning(&message, out);
+        }
+    }
+
+    fn count(&mut self, what: &str, name: &str) {
+        let count = self.unknown.entry(format!("{what}:{name}")).or_insert(0);
+        if *count == 0 {
+            tracing::warn!(kind = what, name, "ignoring unknown or malformed codex {what}");
+        }
+        *count += 1;
+    }
 }
+
+#[cfg(test)]
+mod tests;

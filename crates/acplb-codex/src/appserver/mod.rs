@@ -1,16 +1,22 @@
 //! The `codex app-server` transport: one long-lived Codex shared by every session
 //! (`server.rs`), spoken to over JSON-RPC (`rpc.rs`); each ACP session is a Codex thread
-//! (`session.rs`) whose notifications are decoded into ACP updates (`decode`) and whose
-//! approval requests become permission prompts (`approval`).
+//! (`session.rs`) whose notifications are decoded into ACP updates ([`decode`], pure) and whose
+//! approval requests become permission prompts ([`approval`], pure).
 
 pub mod approval;
 mod commands;
 mod config;
 pub mod decode;
+mod edits;
 mod rpc;
 mod server;
 mod session;
+mod signal;
+mod text;
+mod tools;
 mod turn_input;
+mod user_input;
+mod wire;
 
 use acplb_core::provider::ProviderCapabilities;
 use acplb_core::session::options::OptionCatalog;
@@ -18,7 +24,7 @@ use acplb_core::session::options::OptionCatalog;
 pub use server::AppServer;
 
 /// What the app-server transport offers: it asks before acting, can be steered, accepts
-/// MCP servers over stdio and HTTP.
+/// MCP servers over stdio and HTTP, and has slash commands.
 pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
     catalog.asks = true;
     catalog.steer = true;

@@ -486,6 +486,11 @@ impl TurnRun<'_> {
                             } else if method == "item/tool/requestUserInput" {
                                 let result = answer_user_input(&params, &mut self.out);
                                 self.respond(&id, result);
+                            } else if method == "mcpServer/elicitation/request" {
+                                // An MCP server asking the user for data: acplb has no form to
+                                // show, so the answer is a decline the server can handle.
+                                tracing::info!("an MCP server asked for input acplb cannot show; declined");
+                                self.respond(&id, json!({ "action": "decline", "content": null, "_meta": null }));
                             } else {
                                 tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
                                 self.rpc.respond_error(&id, -32601, "acplb cannot answer this request");

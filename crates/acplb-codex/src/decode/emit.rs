@@ -1,9 +1,9 @@
-//! Intent-named constructors of the ACP updates the decoder sends; no other code builds a
-//! `SessionUpdate` directly.
+//! Intent-named constructors of the ACP updates the decoders send (exec's and app-server's); no
+//! other code builds a `SessionUpdate` directly.
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, MessageId, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallUpdate, ToolCallUpdateFields,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 
 use crate::wire::TodoList;
@@ -28,13 +28,13 @@ impl LastSent {
     }
 }
 
-/// A complete agent message (Codex exec sends no deltas).
-pub(super) fn agent_text(out: &mut Vec<SessionUpdate>, text: String, message_id: String) {
+/// A complete agent message (Codex exec sends no deltas), or one streamed piece of one.
+pub(crate) fn agent_text(out: &mut Vec<SessionUpdate>, text: String, message_id: String) {
     out.push(SessionUpdate::AgentMessageChunk(chunk(text, message_id)));
 }
 
-/// A complete reasoning summary, or a warning shown as a thought.
-pub(super) fn thought(out: &mut Vec<SessionUpdate>, text: String, message_id: String) {
+/// A complete reasoning summary (or one streamed piece of one), or a warning shown as a thought.
+pub(crate) fn thought(out: &mut Vec<SessionUpdate>, text: String, message_id: String) {
     out.push(SessionUpdate::AgentThoughtChunk(chunk(text, message_id)));
 }
 
@@ -43,18 +43,42 @@ fn chunk(text: String, message_id: String) -> ContentChunk {
 }
 
 /// A non-fatal problem, for clients that show notices.
-pub(super) fn warning_notice(out: &mut Vec<SessionUpdate>, title: String) {
+pub(crate) fn warning_notice(out: &mut Vec<SessionUpdate>, title: String) {
     out.push(SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, title)));
 }
 
 /// A tool call the user has not seen yet (started, or already finished).
-pub(super) fn tool_started(out: &mut Vec<SessionUpdate>, call: ToolCall) {
+pub(crate) fn tool_started(out: &mut Vec<SessionUpdate>, call: ToolCall) {
     out.push(SessionUpdate::ToolCall(call));
 }
 
 /// The final state of a tool call the user has seen start.
-pub(super) fn tool_finished(out: &mut Vec<SessionUpdate>, id: ToolCallId, fields: ToolCallUpdateFields) {
+pub(crate) fn tool_finished(out: &mut Vec<SessionUpdate>, id: ToolCallId, fields: ToolCallUpdateFields) {
     out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields)));
+}
+
+/// What a running tool call shows now (its output so far, a progress message).
+pub(crate) fn tool_progress(out: &mut Vec<SessionUpdate>, id: ToolCallId, fields: ToolCallUpdateFields) {
+    out.push(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields)));
+}
+
+/// A notice that is not a problem (the context was compacted), for clients that show notices.
+pub(crate) fn info_notice(out: &mut Vec<SessionUpdate>, title: String) {
+    out.push(SessionUpdate::Notice(Notice::new(NoticeSeverity::Info, title)));
+}
+
+/// How full the context window is: `used` of `size` tokens.
+pub(crate) fn usage(out: &mut Vec<SessionUpdate>, used: u64, size: u64) {
+    out.push(SessionUpdate::UsageUpdate(UsageUpdate::new(used, size)));
+}
+
+/// The whole plan with the status Codex gave each step (clients replace the previous one).
+pub(crate) fn plan_steps(out: &mut Vec<SessionUpdate>, steps: Vec<(String, PlanEntryStatus)>) {
+    let entries = steps
+        .into_iter()
+        .map(|(step, status)| PlanEntry::new(step, PlanEntryPriority::Medium, status))
+        .collect();
+    out.push(SessionUpdate::Plan(Plan::new(entries)));
 }
 
 /// The whole plan (clients replace the previous one): done entries completed, the first open

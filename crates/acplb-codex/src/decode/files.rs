@@ -73,7 +73,7 @@ pub(super) fn befores(item: &FileChange, files: &mut dyn FileTexts) -> Befores {
 }
 
 /// A running edit: "Edit a.rs, b.rs" with one location per file.
-pub(super) fn edit_call(id: ToolCallId, item: &FileChange, opts: &DecoderOptions) -> ToolCall {
+pub(crate) fn edit_call(id: ToolCallId, item: &FileChange, opts: &DecoderOptions) -> ToolCall {
     let paths: Vec<&str> = item.changes.iter().map(|c| c.path.as_str()).collect();
     let changes: Vec<_> = item
         .changes
@@ -182,7 +182,7 @@ fn edit_title(paths: &[&str], cwd: &Path) -> String {
 }
 
 /// A path relative to `cwd` when it is inside it, else as given.
-pub(super) fn display_path(path: &str, cwd: &Path) -> String {
+pub(crate) fn display_path(path: &str, cwd: &Path) -> String {
     match Path::new(path).strip_prefix(cwd) {
         Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
         _ => path.to_owned(),

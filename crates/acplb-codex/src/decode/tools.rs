@@ -39,7 +39,7 @@ pub(super) fn command_call(id: ToolCallId, item: &CommandExecution, opts: &Decod
 /// A finished command: its (bounded, fenced) output, exit code and status.
 ///
 /// The output is moved out of `item` (it is only shown once).
-pub(super) fn command_finish(item: &mut CommandExecution, opts: &DecoderOptions) -> ToolCallUpdateFields {
+pub(crate) fn command_finish(item: &mut CommandExecution, opts: &DecoderOptions) -> ToolCallUpdateFields {
     let status = match item.status {
         ItemStatus::Completed => ToolCallStatus::Completed,
         ItemStatus::Failed | ItemStatus::Declined => ToolCallStatus::Failed,
@@ -63,7 +63,7 @@ pub(super) fn command_finish(item: &mut CommandExecution, opts: &DecoderOptions)
 }
 
 /// The first line of a script, cut to [`MAX_TITLE_CHARS`], with `…` when anything was cut.
-fn short_title(script: &str) -> String {
+pub(crate) fn short_title(script: &str) -> String {
     let first_line = script.lines().next().unwrap_or_default();
     let mut title: String = first_line.chars().take(MAX_TITLE_CHARS).collect();
     if title.len() < script.trim_end().len() {
@@ -73,7 +73,7 @@ fn short_title(script: &str) -> String {
 }
 
 /// A running MCP tool call, titled `server.tool`.
-pub(super) fn mcp_call(id: ToolCallId, item: &McpToolCall) -> ToolCall {
+pub(crate) fn mcp_call(id: ToolCallId, item: &McpToolCall) -> ToolCall {
     ToolCall::new(id, format!("{}.{}", item.server, item.tool))
         .kind(ToolKind::Other)
         .status(ToolCallStatus::InProgress)
@@ -81,7 +81,7 @@ pub(super) fn mcp_call(id: ToolCallId, item: &McpToolCall) -> ToolCall {
 }
 
 /// A finished MCP call: its content blocks, or its error.
-pub(super) fn mcp_finish(item: &McpToolCall, opts: &DecoderOptions) -> ToolCallUpdateFields {
+pub(crate) fn mcp_finish(item: &McpToolCall, opts: &DecoderOptions) -> ToolCallUpdateFields {
     let failed = item.status == ItemStatus::Failed || item.error.is_some();
     let mut content: Vec<ToolCallContent> = Vec::new();
     if let Some(result) = &item.result {
@@ -132,7 +132,7 @@ fn json_text(value: &Value, max_bytes: usize) -> String {
 }
 
 /// A web search; the title says what is searched or opened.
-pub(super) fn web_call(id: ToolCallId, item: &WebSearch) -> ToolCall {
+pub(crate) fn web_call(id: ToolCallId, item: &WebSearch) -> ToolCall {
     ToolCall::new(id, web_title(item))
         .kind(ToolKind::Fetch)
         .status(ToolCallStatus::InProgress)
@@ -140,7 +140,7 @@ pub(super) fn web_call(id: ToolCallId, item: &WebSearch) -> ToolCall {
 }
 
 /// A finished web search (exec reports no results, only that it ran).
-pub(super) fn web_finish(item: &WebSearch) -> ToolCallUpdateFields {
+pub(crate) fn web_finish(item: &WebSearch) -> ToolCallUpdateFields {
     ToolCallUpdateFields::new()
         .status(ToolCallStatus::Completed)
         .title(web_title(item))

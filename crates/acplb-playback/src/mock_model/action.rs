@@ -8,10 +8,13 @@ use serde_json::{Value, json};
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Action {
-    /// A reasoning item with one summary part (Codex shows it as a `reasoning` item).
+    /// A reasoning item (Codex shows it as a `reasoning` item) with one summary part, or more.
     Reasoning {
-        /// The summary text (markdown).
+        /// The summary text (markdown): the first summary part.
         text: String,
+        /// Further summary parts, each streamed after its own `reasoning_summary_part.added`.
+        #[serde(default)]
+        more_parts: Vec<String>,
     },
     /// An assistant message; `text` may use the placeholders listed in the README.
     Message {

@@ -88,7 +88,12 @@ fn stream_events(step: &StreamStep, selection: &Selection, model: &str, ids: &Id
 
 fn push_item(events: &mut ResponseEvents<'_>, action: &Action, selection: &Selection) {
     match action {
-        Action::Reasoning { text } => events.reasoning(text),
+        Action::Reasoning { text, more_parts } => {
+            let parts: Vec<&str> = std::iter::once(text.as_str())
+                .chain(more_parts.iter().map(String::as_str))
+                .collect();
+            events.reasoning(&parts);
+        }
         Action::Message { text, phase } => events.message(&render(text, selection), phase.as_str()),
         Action::Exec {
             cmd,

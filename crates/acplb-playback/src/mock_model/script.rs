@@ -287,6 +287,9 @@ mod tests {
             "bigoutput",
             "escalate",
             "escalate_deny",
+            "stream_shell",
+            "escalate_twice",
+            "reasoning",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -97,37 +97,42 @@ impl<'a> ResponseEvents<'a> {
         );
     }
 
-    /// A reasoning item with one summary part, streamed as one delta.
-    pub(crate) fn reasoning(&mut self, text: &str) {
+    /// A reasoning item with one summary part per element of `parts`, each streamed in several
+    /// deltas (see [`pieces`]).
+    pub(crate) fn reasoning(&mut self, parts: &[&str]) {
         let id = self.ids.next("rs");
         let index = self.open_item(&json!({"type": "reasoning", "id": id, "summary": []}));
-        let at = json!({"item_id": id, "output_index": index, "summary_index": 0});
-        self.push(
-            "response.reasoning_summary_part.added",
-            with(&at, json!({"part": summary_part("")})),
-        );
-        self.push(
-            "response.reasoning_summary_text.delta",
-            with(&at, json!({"delta": text})),
-        );
-        self.push(
-            "response.reasoning_summary_text.done",
-            with(&at, json!({"text": text})),
-        );
-        self.push(
-            "response.reasoning_summary_part.done",
-            with(&at, json!({"part": summary_part(text)})),
-        );
-        self.close_item(
-            index,
-            &json!({"type": "reasoning", "id": id, "summary": [summary_part(text)]}),
-        );
+        for (summary_index, text) in parts.iter().enumerate() {
+            let at = json!({"item_id": id, "output_index": index, "summary_index": summary_index});
+            self.push(
+                "response.reasoning_summary_part.added",
+                with(&at, json!({"part": summary_part("")})),
+            );
+            for piece in pieces(text) {
+                self.push(
+                    "response.reasoning_summary_text.delta",
+                    with(&at, json!({"delta": piece})),
+                );
+            }
+            self.push(
+                "response.reasoning_summary_text.done",
+                with(&at, json!({"text": text})),
+            );
+            self.push(
+                "response.reasoning_summary_part.done",
+                with(&at, json!({"part": summary_part(text)})),
+            );
+        }
+        let summary: Vec<Value> = parts.iter().map(|text| summary_part(text)).collect();
+        self.close_item(index, &json!({"type": "reasoning", "id": id, "summary": summary}));
     }
 
-    /// An assistant message with one `output_text` part.
+    /// An assistant message with one `output_text` part, streamed in several deltas (see [`pieces`]).
     pub(crate) fn message(&mut self, text: &str, phase: &str) {
         let (id, index, at) = self.open_message(phase);
-        self.push("response.output_text.delta", with(&at, json!({"delta": text})));
+        for piece in pieces(text) {
+            self.push("response.output_text.delta", with(&at, json!({"delta": piece})));
+        }
         self.push("response.output_text.done", with(&at, json!({"text": text})));
         self.push(
             "response.content_part.done",
@@ -254,6 +259,32 @@ impl<'a> ResponseEvents<'a> {
     }
 }
 
+/// Shortest piece of streamed text: a delta ends at the first word end at or after this many bytes.
+const PIECE_BYTES: usize = 16;
+
+/// `text` cut into the deltas a real model would stream: whole words (with the whitespace after
+/// them) adding up to at least [`PIECE_BYTES`] bytes each, so a sentence arrives in a few pieces
+/// and a step's `delay_ms` applies between them. Concatenated they give `text` back; an empty
+/// text is one empty delta.
+fn pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut in_space = false;
+    for (i, c) in text.char_indices() {
+        let space = c.is_whitespace();
+        // A word ends where whitespace gives way to the next word.
+        if in_space && !space && i - start >= PIECE_BYTES {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        in_space = space;
+    }
+    if start < text.len() || out.is_empty() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
 /// `base` (an object) with the fields of `extra` (an object) added.
 fn with(base: &Value, extra: Value) -> Value {
     let mut out = base.clone();
@@ -292,7 +323,7 @@ mod tests {
     fn a_message_response_has_the_full_lifecycle_and_usage() {
         let ids = IdGen::default();
         let mut builder = ResponseEvents::start(&ids, "gpt-5.5");
-        builder.reasoning("thinking");
+        builder.reasoning(&["thinking"]);
         builder.message("hi", "final_answer");
         let events = builder.completed(Usage::default());
         assert_eq!(
@@ -378,6 +409,61 @@ mod tests {
                 "response.output_text.delta"
             ]
         );
+    }
+
+    #[test]
+    fn text_is_streamed_in_word_pieces_that_add_up() {
+        let text = "The directory listing succeeded. Output began: a | b";
+        let cut = pieces(text);
+        assert_eq!(
+            cut,
+            ["The directory listing ", "succeeded. Output ", "began: a | b"]
+        );
+        assert_eq!(cut.concat(), text);
+        assert_eq!(pieces(""), [""]);
+        assert_eq!(pieces("short"), ["short"]);
+        let long_word = "x".repeat(40);
+        assert_eq!(pieces(&long_word), [long_word.as_str()]);
+        let multi = "ünïcödé wörds ünïcödé wörds ünïcödé\n\nnext paragraph";
+        assert_eq!(pieces(multi).concat(), multi);
+        assert!(pieces(multi).len() > 1);
+    }
+
+    #[test]
+    fn a_long_message_has_one_delta_event_per_piece() {
+        let ids = IdGen::default();
+        let mut builder = ResponseEvents::start(&ids, "m");
+        let text = "Hello! I am the mock model. 2 + 2 = 4.";
+        builder.message(text, "final_answer");
+        builder.reasoning(&[
+            "**Answering**\n\nThe user wants a greeting; reply briefly.",
+            "Second part.",
+        ]);
+        let events = builder.completed(Usage::default());
+        let deltas = |kind: &str| -> Vec<String> {
+            events
+                .iter()
+                .filter(|e| e.kind() == kind)
+                .map(|e| e.data["delta"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        let message = deltas("response.output_text.delta");
+        assert_eq!(message.len(), 3, "{message:?}");
+        assert_eq!(message.concat(), text);
+        let reasoning = deltas("response.reasoning_summary_text.delta");
+        assert!(reasoning.len() > 1, "{reasoning:?}");
+        assert_eq!(
+            reasoning.concat(),
+            "**Answering**\n\nThe user wants a greeting; reply briefly.Second part."
+        );
+        let parts: Vec<&Value> = events
+            .iter()
+            .filter(|e| e.kind() == "response.reasoning_summary_part.added")
+            .map(|e| &e.data["summary_index"])
+            .collect();
+        assert_eq!(parts, [&json!(0), &json!(1)]);
+        let done = &events[events.len() - 2].data["item"]["summary"];
+        assert_eq!(done[1], json!({"type": "summary_text", "text": "Second part."}));
     }
 
     #[test]

@@ -1,0 +1,139 @@
+//! Items: tool items start and finish tool calls, and stream into them while they run; text
+//! items complete their streams.
+
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallId, ToolCallUpdateFields};
+use serde_json::Value;
+
+use super::{AppDecoder, OpenCall};
+use crate::appserver::text::Kind;
+use crate::appserver::tools::{self, Tool};
+use crate::appserver::wire::{self, ItemHead, read};
+use crate::decode::emit;
+use crate::output::StreamedOutput;
+
+impl AppDecoder {
+    pub(super) fn item_started(
+        &mut self,
+        item: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<(), serde_json::Error> {
+        let head: ItemHead = read(item)?;
+        let Some(tool) = Tool::read(&head.kind, item) else {
+            match head.kind.as_str() {
+                // Text is streamed by deltas and completed at `item/completed`.
+                "agentMessage" | "reasoning" | "plan" | "userMessage" | "hookPrompt"
+                | "contextCompaction" | "enteredReviewMode" | "exitedReviewMode" => {}
+                other => self.count("item", other),
+            }
+            return Ok(());
+        };
+        let tool = tool?;
+        if self.open_call(&head.id).is_some() {
+            return Ok(());
+        }
+        let call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
+        let output =
+            matches!(tool, Tool::Command(_)).then(|| StreamedOutput::new(self.opts.max_output_bytes));
+        self.open.push(OpenCall {
+            item_id: head.id,
+            call: call.clone(),
+            output,
+            mcp: tool.mcp_key(),
+        });
+        emit::tool_started(out, call);
+        Ok(())
+    }
+
+    pub(super) fn item_completed(
+        &mut self,
+        item: &Value,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<(), serde_json::Error> {
+        let head: ItemHead = read(item)?;
+        let id = self.id(&head.id);
+        match head.kind.as_str() {
+            "agentMessage" | "plan" | "exitedReviewMode" => {
+                let text = read::<wire::TextItem>(item)?.text;
+                self.streams.completed(Kind::Message, &id, &text, out);
+                return Ok(());
+            }
+            "reasoning" => {
+                let text = read::<wire::ReasoningItem>(item)?.summary.join("\n\n");
+                self.streams.completed(Kind::Thought, &id, &text, out);
+                return Ok(());
+            }
+            "contextCompaction" => {
+                let text = "Codex compacted the conversation to fit the context window.";
+                if self.opts.notices {
+                    emit::info_notice(out, text.to_owned());
+                } else {
+                    self.streams.completed(Kind::Thought, &id, text, out);
+                }
+                return Ok(());
+            }
+            "userMessage" | "hookPrompt" | "enteredReviewMode" => return Ok(()),
+            _ => {}
+        }
+        let Some(tool) = Tool::read(&head.kind, item) else {
+            self.count("item", &head.kind);
+            return Ok(());
+        };
+        let tool = tool?;
+        let open = self
+            .open
+            .iter()
+            .position(|c| c.item_id == head.id)
+            .map(|i| self.open.remove(i));
+        let output = open.as_ref().and_then(|o| o.output.as_ref());
+        if let Some(open) = open.as_ref() {
+            let fields = tool.finish(output, &self.opts);
+            emit::tool_finished(out, open.call.tool_call_id.clone(), fields);
+        } else {
+            let mut call = tool.call(ToolCallId::new(id), &self.opts);
+            call.update(tool.finish(None, &self.opts));
+            emit::tool_started(out, call);
+        }
+        Ok(())
+    }
+
+    pub(super) fn output_delta(&mut self, delta: &wire::Delta, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == delta.item_id) else {
+            tracing::debug!(item = delta.item_id, "output of a command not started; ignored");
+            return;
+        };
+        let output = open
+            .output
+            .get_or_insert_with(|| StreamedOutput::new(self.opts.max_output_bytes));
+        output.push(&delta.delta);
+        let fields = tools::command_progress(output);
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+
+    pub(super) fn patch_updated(&mut self, patch: &wire::PatchUpdated, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == patch.item_id) else {
+            return;
+        };
+        let fields =
+            ToolCallUpdateFields::new().content(crate::appserver::edits::diffs(&patch.changes, &self.opts));
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+
+    pub(super) fn mcp_progress(&mut self, progress: &wire::Progress, out: &mut Vec<SessionUpdate>) {
+        let Some(open) = self.open.iter_mut().find(|c| c.item_id == progress.item_id) else {
+            return;
+        };
+        if progress.message.is_empty() {
+            return;
+        }
+        let fields = ToolCallUpdateFields::new().content(vec![progress.message.clone().into()]);
+        open.call.update(fields.clone());
+        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+    }
+}
+
+/// `params.item` (null when missing, which then fails to read as an item).
+pub(super) fn item(params: &Value) -> &Value {
+    params.get("item").unwrap_or(&Value::Null)
+}

@@ -1,0 +1,389 @@
+//! Unit tests of the app-server decoder's behaviours that the recorded fixtures do not pin
+//! down one by one: streaming edge cases, bounds, odd and malformed input.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn decoder() -> AppDecoder {
+    AppDecoder::new(AppDecoderOptions {
+        id_prefix: "t1/".into(),
+        ..AppDecoderOptions::new("/workspace")
+    })
+}
+
+/// Feeds `(method, params)` pairs; returns the updates as JSON and the signals.
+fn run(decoder: &mut AppDecoder, messages: &[(&str, Value)]) -> (Vec<Value>, Vec<AppSignal>) {
+    let mut out = Vec::new();
+    let mut signals = Vec::new();
+    for (method, params) in messages {
+        signals.extend(decoder.notification(method, params, &mut out));
+    }
+    (
+        out.iter().map(|u| serde_json::to_value(u).unwrap()).collect(),
+        signals,
+    )
+}
+
+fn delta(item: &str, text: &str) -> (&'static str, Value) {
+    (
+        "item/agentMessage/delta",
+        json!({"threadId": "th", "turnId": "tu", "itemId": item, "delta": text}),
+    )
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "callers pass `json!` literals")]
+fn item(event: &'static str, item: Value) -> (&'static str, Value) {
+    (event, json!({"threadId": "th", "turnId": "tu", "item": item}))
+}
+
+fn message(id: &str, text: &str) -> Value {
+    json!({"type": "agentMessage", "id": id, "text": text, "phase": "final_answer"})
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "callers pass `json!` literals")]
+fn command(id: &str, status: &str, output: Value) -> Value {
+    json!({"type": "commandExecution", "id": id, "command": "/bin/bash -lc 'cargo test'", "cwd": "/workspace",
+        "status": status, "commandActions": [{"type": "unknown", "command": "cargo test"}],
+        "aggregatedOutput": output, "exitCode": null})
+}
+
+fn texts(updates: &[Value]) -> Vec<&str> {
+    updates
+        .iter()
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect()
+}
+
+#[test]
+fn deltas_are_not_sent_again_at_completion() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item("item/started", message("msg_1", "")),
+            delta("msg_1", "Hello, "),
+            delta("msg_1", "world."),
+            item("item/completed", message("msg_1", "Hello, world.")),
+        ],
+    );
+    assert_eq!(texts(&updates), ["Hello, ", "world."]);
+    assert!(updates.iter().all(|u| u["messageId"] == "t1/msg_1"));
+}
+
+#[test]
+fn a_completed_text_longer_than_its_deltas_adds_the_rest() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            delta("msg_1", "Hello, "),
+            item("item/completed", message("msg_1", "Hello, world.")),
+            // A message that streamed nothing is sent whole at completion.
+            item("item/completed", message("msg_2", "Bye.")),
+        ],
+    );
+    assert_eq!(texts(&updates), ["Hello, ", "world.", "\n\nBye."]);
+}
+
+#[test]
+fn command_output_streams_bounded_and_the_last_version_stands() {
+    let mut d = AppDecoder::new(AppDecoderOptions {
+        max_output_bytes: 100,
+        ..AppDecoderOptions::new("/workspace")
+    });
+    let mut messages = vec![item("item/started", command("c1", "inProgress", Value::Null))];
+    for n in 0..50 {
+        messages.push((
+            "item/commandExecution/outputDelta",
+            json!({"itemId": "c1", "delta": format!("line {n:02}\n")}),
+        ));
+    }
+    // Codex sent no aggregated output (as for an interrupted command): the streamed one stays.
+    messages.push(item("item/completed", command("c1", "failed", Value::Null)));
+    let (updates, _) = run(&mut d, &messages);
+    assert_eq!(updates.len(), 52);
+    let first = updates[1]["content"][0]["content"]["text"].as_str().unwrap();
+    assert_eq!(first, "```\nline 00\n```");
+    let last = updates[51]["content"][0]["content"]["text"].as_str().unwrap();
+    assert!(last.starts_with("```\nline 00\n"), "{last}");
+    assert!(last.contains(" bytes of output omitted …]"), "{last}");
+    assert!(last.ends_with("line 49\n```"), "{last}");
+    assert!(last.len() < 200, "{}", last.len());
+    assert_eq!(updates[51]["status"], "failed");
+}
+
+#[test]
+fn unknown_methods_and_item_types_are_counted() {
+    let mut d = decoder();
+    let (updates, signals) = run(
+        &mut d,
+        &[
+            ("thread/realtime/started", json!({})),
+            ("thread/realtime/started", json!({})),
+            ("thread/status/changed", json!({"status": {"type": "idle"}})),
+            item("item/started", json!({"type": "hologram", "id": "h1"})),
+            item("item/completed", json!({"type": "hologram", "id": "h1"})),
+        ],
+    );
+    assert!(updates.is_empty() && signals.is_empty());
+    assert_eq!(
+        d.unknown_counts(),
+        BTreeMap::from([
+            ("item:hologram".to_owned(), 2),
+            ("method:thread/realtime/started".to_owned(), 2)
+        ])
+    );
+}
+
+#[test]
+fn malformed_params_are_counted_not_fatal() {
+    let mut d = decoder();
+    let (updates, signals) = run(
+        &mut d,
+        &[
+            ("item/agentMessage/delta", json!({"itemId": "m", "delta": 5})),
+            ("item/agentMessage/delta", json!(null)),
+            ("item/started", json!({"item": "not an object"})),
+            ("item/completed", json!({})),
+            item(
+                "item/started",
+                json!({"type": "commandExecution", "id": "c", "command": ["ls"]}),
+            ),
+            ("turn/completed", json!({"turn": {"status": "completed"}})),
+            (
+                "thread/tokenUsage/updated",
+                json!({"tokenUsage": {"total": "lots"}}),
+            ),
+            ("turn/plan/updated", json!({"plan": [{"step": 1}]})),
+            (
+                "item/commandExecution/outputDelta",
+                json!({"itemId": "nowhere", "delta": "x"}),
+            ),
+        ],
+    );
+    assert!(updates.is_empty(), "{updates:?}");
+    assert!(signals.is_empty());
+    let counts = d.unknown_counts();
+    assert_eq!(counts["malformed:item/agentMessage/delta"], 2);
+    assert_eq!(counts["malformed:item/started"], 2);
+    assert_eq!(counts["malformed:item/completed"], 1);
+    assert_eq!(counts["malformed:turn/completed"], 1);
+    assert_eq!(counts["malformed:thread/tokenUsage/updated"], 1);
+    assert_eq!(counts["malformed:turn/plan/updated"], 1);
+    // Nulls where strings belong read as empty: the decoder keeps going.
+    let (updates, _) = run(
+        &mut d,
+        &[item(
+            "item/completed",
+            json!({"type": "agentMessage", "id": "m2", "text": null}),
+        )],
+    );
+    assert!(updates.is_empty());
+}
+
+#[test]
+fn retries_are_warnings_and_a_failure_is_shown_once() {
+    let mut d = decoder();
+    let error = |message: &str, retry: bool| {
+        (
+            "error",
+            json!({"error": {"message": message, "codexErrorInfo": "serverOverloaded"}, "willRetry": retry}),
+        )
+    };
+    let failed = |message: &str, info: Value| {
+        (
+            "turn/completed",
+            json!({"turn": {"id": "u1", "status": "failed", "error": {"message": message, "codexErrorInfo": info}}}),
+        )
+    };
+    let (updates, signals) = run(
+        &mut d,
+        &[
+            error("Reconnecting… 1/5", true),
+            error("Reconnecting… 1/5", true),
+            error("overloaded", false),
+            failed("overloaded", json!("unauthorized")),
+        ],
+    );
+    assert_eq!(texts(&updates), ["Codex warning: Reconnecting… 1/5"]);
+    assert_eq!(updates[0]["sessionUpdate"], "agent_thought_chunk");
+    assert_eq!(
+        signals,
+        [AppSignal::TurnCompleted {
+            turn_id: "u1".into(),
+            end: TurnEnd::Failed {
+                message: "overloaded".into(),
+                auth_required: true
+            }
+        }]
+    );
+    // With notices, and a turn that fails with another message: the held error shows.
+    let mut d = AppDecoder::new(AppDecoderOptions {
+        notices: true,
+        ..AppDecoderOptions::new("/w")
+    });
+    let (updates, signals) = run(&mut d, &[error("first", false), failed("second", Value::Null)]);
+    assert_eq!(
+        updates,
+        [json!({"sessionUpdate": "notice", "severity": "warning", "title": "Codex warning: first"})]
+    );
+    assert!(matches!(
+        &signals[0],
+        AppSignal::TurnCompleted {
+            end: TurnEnd::Failed {
+                auth_required: false,
+                ..
+            },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn turn_end_closes_open_calls_and_names_come_through() {
+    let mut d = decoder();
+    let (updates, signals) = run(
+        &mut d,
+        &[
+            (
+                "turn/started",
+                json!({"threadId": "th", "turn": {"id": "u1", "status": "inProgress"}}),
+            ),
+            item("item/started", command("c1", "inProgress", Value::Null)),
+            (
+                "thread/name/updated",
+                json!({"threadId": "th", "threadName": "Fix the tests"}),
+            ),
+            ("thread/name/updated", json!({"threadId": "th"})),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "u1", "status": "interrupted", "error": null}}),
+            ),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "u2", "status": "paused"}}),
+            ),
+        ],
+    );
+    assert_eq!(updates[1]["status"], "failed");
+    assert_eq!(
+        updates[1]["content"][0]["content"]["text"],
+        "Cancelled before it finished."
+    );
+    assert_eq!(
+        signals[..3],
+        [
+            AppSignal::TurnStarted { turn_id: "u1".into() },
+            AppSignal::ThreadName("Fix the tests".into()),
+            AppSignal::TurnCompleted {
+                turn_id: "u1".into(),
+                end: TurnEnd::Interrupted
+            },
+        ]
+    );
+    assert!(matches!(
+        &signals[3],
+        AppSignal::TurnCompleted { end: TurnEnd::Failed { message, .. }, .. } if message.contains("`paused`")
+    ));
+}
+
+#[test]
+fn closing_keeps_what_a_call_showed_and_adds_the_reason() {
+    let mut d = decoder();
+    let (_, _) = run(
+        &mut d,
+        &[
+            item("item/started", command("c1", "inProgress", Value::Null)),
+            (
+                "item/commandExecution/outputDelta",
+                json!({"itemId": "c1", "delta": "compiling\n"}),
+            ),
+        ],
+    );
+    let mut out = Vec::new();
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, Some("Codex exited."), &mut out);
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, Some("again"), &mut out);
+    let update = serde_json::to_value(&out[0]).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(update["content"][0]["content"]["text"], "```\ncompiling\n```");
+    assert_eq!(update["content"][1]["content"]["text"], "Codex exited.");
+}
+
+#[test]
+fn moved_files_collab_and_client_tools() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item(
+                "item/completed",
+                json!({"type": "fileChange", "id": "f1", "status": "completed", "changes": [
+                    {"path": "/workspace/a.rs", "kind": {"type": "update", "move_path": "/workspace/b.rs"},
+                     "diff": "@@ -1 +1 @@\n-x\n+y\n"}]}),
+            ),
+            item(
+                "item/started",
+                json!({"type": "collabAgentToolCall", "id": "k1", "tool": "spawnAgent", "status": "inProgress",
+                    "senderThreadId": "s", "receiverThreadIds": [], "prompt": "Check the docs", "model": "gpt-5.5",
+                    "reasoningEffort": null, "agentsStates": {}}),
+            ),
+            item(
+                "item/completed",
+                json!({"type": "collabAgentToolCall", "id": "k1", "tool": "spawnAgent", "status": "completed",
+                    "receiverThreadIds": ["0000-1111-deadbeef"], "prompt": "Check the docs", "model": "gpt-5.5",
+                    "agentsStates": {"0000-1111-deadbeef": {"status": "running", "message": null}}}),
+            ),
+            item(
+                "item/completed",
+                json!({"type": "dynamicToolCall", "id": "d1", "namespace": "editor", "tool": "open", "arguments": {},
+                    "status": "completed", "success": true, "durationMs": 3,
+                    "contentItems": [{"type": "inputText", "text": "opened"}]}),
+            ),
+        ],
+    );
+    assert_eq!(updates[0]["title"], "Edit a.rs");
+    assert_eq!(updates[0]["content"][0]["content"]["text"], "Moved a.rs to b.rs.");
+    assert_eq!(
+        updates[0]["content"][1],
+        json!({"type": "diff", "path": "/workspace/b.rs", "oldText": "x\n", "newText": "y\n"})
+    );
+    assert_eq!(updates[1]["title"], "Spawn agent (gpt-5.5)");
+    assert_eq!(updates[1]["content"][0]["content"]["text"], "Check the docs");
+    assert_eq!(updates[2]["title"], "Spawn agent deadbeef");
+    assert_eq!(
+        updates[2]["content"][0]["content"]["text"],
+        "Agent deadbeef: running"
+    );
+    assert_eq!(updates[3]["title"], "editor.open");
+    assert_eq!(updates[3]["status"], "completed");
+    assert_eq!(updates[3]["content"][0]["content"]["text"], "opened");
+}
+
+#[test]
+fn usage_needs_a_context_window_and_plans_are_not_repeated() {
+    let mut d = decoder();
+    let usage = |window: Value| {
+        (
+            "thread/tokenUsage/updated",
+            json!({"tokenUsage": {"total": {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10},
+                "last": {"totalTokens": 12}, "modelContextWindow": window}}),
+        )
+    };
+    let plan = (
+        "turn/plan/updated",
+        json!({"plan": [{"step": "a", "status": "inProgress"}]}),
+    );
+    let (updates, signals) = run(
+        &mut d,
+        &[usage(json!(1000)), usage(Value::Null), plan.clone(), plan],
+    );
+    assert_eq!(
+        updates[0],
+        json!({"sessionUpdate": "usage_update", "used": 12, "size": 1000})
+    );
+    assert_eq!(updates[1]["sessionUpdate"], "plan");
+    assert_eq!(updates.len(), 2);
+    assert_eq!(signals.len(), 2);
+    assert!(matches!(&signals[1], AppSignal::Totals(t) if t.input_tokens == 20 && t.output_tokens == 10));
+}
