@@ -18,6 +18,12 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, Command};
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
+/// The Codex transport acplb runs with in this test run (`ACPLB_TRANSPORT`, else the default):
+/// `scripts/test` runs the end-to-end suite once on each.
+pub fn transport() -> String {
+    std::env::var("ACPLB_TRANSPORT").unwrap_or_else(|_| "app-server".into())
+}
+
 /// Every `session/update` the client received, in order.
 #[derive(Clone, Default)]
 pub struct Updates(Arc<Mutex<Vec<SessionNotification>>>);
@@ -291,6 +297,26 @@ pub fn processes_with_env(marker: &str) -> Vec<u32> {
             has && !zombie
         })
         .collect()
+}
+
+/// Processes of this test's Codex still running, acplb itself and the shared `codex
+/// app-server` aside (it lives as long as acplb): the commands and helpers of turns. Waits up
+/// to `limit` for them to go (a killed command's wrapper exits a moment after it), and returns
+/// what is still there.
+pub async fn codex_work_left(marker: &str, acplb_pid: u32, limit: Duration) -> Vec<u32> {
+    let list = || -> Vec<u32> {
+        processes_with_env(marker)
+            .into_iter()
+            .filter(|p| *p != acplb_pid)
+            .filter(|p| {
+                let cmdline = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+                let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                args.get(1) != Some(&b"app-server".as_slice())
+            })
+            .collect()
+    };
+    eventually(limit, || list().is_empty()).await;
+    list()
 }
 
 /// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.

@@ -43,10 +43,7 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
             let took = cancelled_at.elapsed();
             // Checked before the next turn starts a Codex of its own.
             // acplb carries the same CODEX_HOME (Codex inherits it) and is still running.
-            let left: Vec<u32> = crate::harness::processes_with_env(&marker)
-                .into_iter()
-                .filter(|p| *p != acplb_pid)
-                .collect();
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(1)).await;
             let next = prompt(&cx, &s.session_id, "scenario:plain still there?").await?;
             Ok((resp?.stop_reason, took, left, next))
         })
@@ -180,7 +177,9 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
                 // Kill Codex itself (the process acplb started), as a crash would.
                 for pid in crate::harness::processes_with_env(&marker) {
                     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-                    if String::from_utf8_lossy(&cmdline).contains("exec\0--json") {
+                    let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+                    let codex = matches!(args.get(1).copied(), Some(b"exec" | b"app-server"));
+                    if codex {
                         let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap());
                         nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
                     }
@@ -188,10 +187,7 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
             };
             let (failed, ()) = tokio::join!(turn, killer);
             // Checked before the next turn starts a Codex of its own; acplb has the marker too.
-            let left: Vec<u32> = crate::harness::processes_with_env(&marker)
-                .into_iter()
-                .filter(|p| *p != acplb_pid)
-                .collect();
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(1)).await;
             let next = prompt(&cx, &s.session_id, "scenario:plain are you back?").await?;
             Ok((failed, left, next))
         })

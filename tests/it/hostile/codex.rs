@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 use base64::Engine as _;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
-use crate::harness::{Acplb, Updates, eventually, open_session, processes_with_env, prompt};
+use crate::harness::{Acplb, Updates, eventually, open_session, prompt};
 use crate::live::{Live, assert_end_turn};
 
 /// A turn against the mock takes well under a second; this only stops a hang.
@@ -343,10 +343,7 @@ async fn a_turn_past_the_time_limit_is_stopped_with_a_clear_error() {
                 .unwrap();
             let took = started.elapsed();
             // acplb carries the same CODEX_HOME (Codex inherits it) and is still running.
-            let left: Vec<u32> = processes_with_env(&marker)
-                .into_iter()
-                .filter(|p| *p != acplb_pid)
-                .collect();
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(1)).await;
             let next = prompt(&cx, &s.session_id, "scenario:plain still there?").await?;
             Ok((first, took, left, next))
         })

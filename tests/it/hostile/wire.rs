@@ -139,7 +139,9 @@ async fn a_client_that_stops_reading_pauses_codex_instead_of_filling_memory() {
     let (count, size) = (5000, 40_000);
     let codex = flooding_codex(dir.path(), count, size, &done);
     let env = vec![("ACPLB_CODEX".into(), codex.display().to_string())];
-    let mut acplb = Acplb::spawn(&[], &env, dir.path());
+    // The stand-in speaks `codex exec --json`; the same backpressure on app-server is
+    // `hostile::appserver::a_client_that_stops_reading_pauses_the_server`.
+    let mut acplb = Acplb::spawn(&["--transport", "exec"], &env, dir.path());
     let mut raw = Raw::take(&mut acplb);
     assert_eq!(raw.initialize(1).await["id"], 1);
     let cwd = dir.path().display().to_string();

@@ -28,6 +28,8 @@ pub(crate) struct Conn {
     /// Counts the processes started so far: a session whose thread was started on an older
     /// one resumes it on this one.
     pub(crate) generation: u64,
+    /// The marker the server and everything it starts carry (for a per-thread sweep).
+    pub(crate) marker: Rc<str>,
 }
 
 #[derive(Debug)]
@@ -201,6 +203,7 @@ impl AppServer {
         let stdin = process
             .take_stdin()
             .ok_or_else(|| ProviderError::Prepare("codex app-server has no stdin".into()))?;
+        let marker: Rc<str> = Rc::from(process.marker());
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let rpc = Rpc::new(out_tx);
         tokio::task::spawn_local(write_lines(stdin, out_rx));
@@ -212,7 +215,7 @@ impl AppServer {
             options.output_flow.clone(),
             options.interrupt_grace,
         ));
-        Ok((Conn { rpc, generation }, stop_tx, task))
+        Ok((Conn { rpc, generation, marker }, stop_tx, task))
     }
 
     async fn stop_current(&self) {

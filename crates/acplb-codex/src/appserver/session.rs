@@ -289,6 +289,7 @@ impl ProviderSession for AppSession {
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,
+            marker: &conn.marker,
             thread_id: &thread_id,
             turn_id: None,
             decoder: AppDecoder::new(AppDecoderOptions {
@@ -413,6 +414,8 @@ enum Ended {
 /// One running turn: the thread's messages in, updates and answers out.
 struct TurnRun<'a> {
     rpc: &'a Rpc,
+    /// The server's process marker: its commands for this thread are swept on cancel.
+    marker: &'a str,
     thread_id: &'a str,
     turn_id: Option<String>,
     decoder: AppDecoder,
@@ -612,6 +615,14 @@ impl TurnRun<'_> {
             if tokio::time::timeout(INTERRUPT_WAIT, wait_end).await.is_err() {
                 tracing::warn!("codex did not confirm the interrupt in time");
             }
+        }
+        // Codex leaves a running command running after an interrupt; it must not outlive the
+        // cancel. Its processes carry the server's marker and the thread's id; the server and
+        // other sessions' commands do not match both.
+        let entry = format!("CODEX_THREAD_ID={}", self.thread_id);
+        let killed = acplb_core::transport::kill_marked_with(self.marker.to_owned(), entry).await;
+        if killed > 0 {
+            tracing::debug!(killed, "stopped the cancelled turn's commands");
         }
         self.close_open("Cancelled before it finished.", sink);
         Ended::Cancelled

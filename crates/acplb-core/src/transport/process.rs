@@ -164,6 +164,11 @@ impl Process {
         self.stdin.take()
     }
 
+    /// The marker this child and its descendants carry (see `kill_marked_with`).
+    pub fn marker(&self) -> &str {
+        &self.marker
+    }
+
     /// The program this process runs.
     pub fn program(&self) -> &PathBuf {
         &self.program

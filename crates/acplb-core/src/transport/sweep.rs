@@ -37,17 +37,43 @@ pub(crate) fn kill_all_of(pid: u32) -> usize {
     kill_matching(&Needle::Prefix(format!("{MARKER_VAR}={pid}-")))
 }
 
-/// What an environment entry must be to be marked.
+/// Kills every live process carrying the marker of one long-lived child *and* the environment
+/// entry `entry` (`KEY=value`): what that child started for one purpose (Codex's commands for
+/// one thread carry `CODEX_THREAD_ID=<thread>`), leaving the child and the rest alone. Runs on
+/// a blocking thread.
+pub async fn kill_marked_with(marker: String, entry: String) -> usize {
+    let needle = Needle::Both(format!("{MARKER_VAR}={marker}"), entry);
+    match tokio::task::spawn_blocking(move || kill_matching(&needle)).await {
+        Ok(n) => n,
+        Err(e) => {
+            tracing::warn!(error = %e, "the process sweep failed");
+            0
+        }
+    }
+}
+
+/// What an environment must hold to be marked.
 enum Needle {
     Exact(String),
     Prefix(String),
+    /// Both entries, exactly.
+    Both(String, String),
 }
 
 impl Needle {
-    fn matches(&self, entry: &[u8]) -> bool {
+    fn matches_env(&self, env: &[u8]) -> bool {
+        let mut entries = env.split(|b| *b == 0);
         match self {
-            Needle::Exact(n) => entry == n.as_bytes(),
-            Needle::Prefix(n) => entry.starts_with(n.as_bytes()),
+            Needle::Exact(n) => entries.any(|e| e == n.as_bytes()),
+            Needle::Prefix(n) => entries.any(|e| e.starts_with(n.as_bytes())),
+            Needle::Both(a, b) => {
+                let (mut has_a, mut has_b) = (false, false);
+                for e in entries {
+                    has_a |= e == a.as_bytes();
+                    has_b |= e == b.as_bytes();
+                }
+                has_a && has_b
+            }
         }
     }
 }
@@ -107,8 +133,7 @@ fn marked(needle: &Needle) -> Vec<Pid> {
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != me)
         .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| needle.matches(kv)))
+            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| needle.matches_env(&env))
         })
         .filter(|pid| !is_zombie(*pid))
         .filter_map(|pid| i32::try_from(pid).ok().map(Pid::from_raw))
