@@ -157,6 +157,7 @@ mod tests {
             settings: SessionSettings::default(),
             developer_instructions: vec![],
             env: vec![],
+            steer: crate::provider::SteerInbox::default(),
         }
     }
 
