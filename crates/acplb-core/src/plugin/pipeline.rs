@@ -158,7 +158,7 @@ mod tests {
             developer_instructions: vec![],
             env: vec![],
             notes: vec![],
-            steer: Default::default(),
+            steer: crate::provider::SteerInbox::default(),
         }
     }
 

@@ -81,6 +81,8 @@ pub(super) struct Store {
     options: ServerOptions,
     client: ClientCapabilities,
     sessions: HashMap<SessionId, SessionHandle>,
+    /// The tasks of sessions whose provider side is still opening.
+    opening: HashMap<SessionId, JoinHandle<()>>,
     capabilities: crate::provider::ProviderCapabilities,
     opened_tx: UnboundedSender<Opened>,
     opened_rx: Option<UnboundedReceiver<Opened>>,
@@ -100,6 +102,7 @@ impl Store {
             options,
             client: ClientCapabilities::default(),
             sessions: HashMap::new(),
+            opening: HashMap::new(),
             opened_tx,
             opened_rx: Some(opened_rx),
         }
@@ -124,6 +127,7 @@ impl Store {
         for handle in sessions.values() {
             send(&handle.tx, SessionMsg::Shutdown);
         }
+        self.stop_opening(&mut opened).await;
         for (id, handle) in sessions {
             if let Err(e) = handle.task.await {
                 tracing::error!(session = %id, error = %e, "session actor ended abnormally");
@@ -131,6 +135,30 @@ impl Store {
         }
         self.provider.shutdown().await;
         tracing::debug!("all sessions stopped");
+    }
+
+    /// Sessions still opening when acplb stops: an open still under way is dropped (the
+    /// provider cleans up what it started when its future is dropped); one that finished
+    /// opening is shut down like any other session. Either way none outlives the provider's
+    /// own shutdown, which comes after.
+    async fn stop_opening(&mut self, opened: &mut UnboundedReceiver<Opened>) {
+        for (id, task) in std::mem::take(&mut self.opening) {
+            task.abort();
+            // Awaited so the open's future is surely dropped before the provider shuts down.
+            if let Err(e) = task.await
+                && !e.is_cancelled()
+            {
+                tracing::error!(session = %id, error = %e, "opening a session ended abnormally");
+            }
+        }
+        // Every open task has ended: whatever they sent is in the channel now.
+        while let Ok(done) = opened.try_recv() {
+            let stopping = wire_error::internal("acplb is stopping; the session was not started");
+            reply(done.pending.responder.respond_with_error(stopping));
+            if let Ok(mut provider) = done.provider {
+                provider.shutdown().await;
+            }
+        }
     }
 
     fn on_command(&mut self, cmd: Command) {
@@ -257,7 +285,8 @@ impl Store {
         // Opening may wait (never for a child to be ready); the store goes on meanwhile.
         let provider = self.provider.clone();
         let done = self.opened_tx.clone();
-        tokio::task::spawn_local(async move {
+        let opening_id = session_id.clone();
+        let opening = tokio::task::spawn_local(async move {
             let opened = provider.open_session(setup).await;
             let sent = done.send(Opened {
                 session_id,
@@ -269,6 +298,7 @@ impl Store {
                 tracing::debug!("a session opened after acplb began to stop; dropped");
             }
         });
+        self.opening.insert(opening_id, opening);
     }
 
     /// The provider side of a new session is open: start its actor and answer `session/new`.
@@ -278,6 +308,7 @@ impl Store {
             provider,
             pending,
         } = opened;
+        self.opening.remove(&session_id);
         let provider = match provider {
             Ok(p) => p,
             Err(e) => {

@@ -269,6 +269,12 @@ impl SessionActor {
     fn start_next_turn(&mut self) -> Option<TurnFuture> {
         loop {
             let (req, responder) = self.queue.pop_front()?;
+            if responder.cancellation().is_cancelled() {
+                // The editor withdrew it (`$/cancel_request`) while it waited: it never runs.
+                tracing::debug!(session = %self.id, "a queued prompt was withdrawn; skipped");
+                reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
+                continue;
+            }
             let Some(mut provider) = self.provider.take() else {
                 tracing::error!(session = %self.id, "no provider session while idle");
                 reply(responder.respond_with_error(wire_error::internal(

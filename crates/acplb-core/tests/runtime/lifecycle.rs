@@ -1,0 +1,216 @@
+//! Sessions opening and stopping: a failing or slow `open_session`, the command list, the turn
+//! time limit, and the order of shutdown when the editor hangs up.
+
+use std::time::Duration;
+
+use acplb_core::error::ProviderError;
+use agent_client_protocol::v1::schema::SessionUpdate;
+use tokio::time::Instant;
+
+use crate::editor::{options, options_with_turn_limit, serve};
+use crate::scripted::{Gate, Open, Scripted, Step, say, stop_name};
+use crate::timeline::{Timeline, within};
+
+#[tokio::test(start_paused = true)]
+async fn a_failing_open_refuses_session_new_with_the_providers_words() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.next_open(Open::Fail(ProviderError::TurnFailed {
+        message: "codex app-server is not logged in; run `codex login`".into(),
+    }));
+    provider.next_open(Open::Fail(ProviderError::AuthRequired {
+        message: "log in with `codex login` first".into(),
+    }));
+    serve(&provider, &timeline, options(), async |editor| {
+        editor.initialize().await;
+        let err = within("session/new", editor.new_session())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(
+            err.message,
+            "codex app-server is not logged in; run `codex login`"
+        );
+        let err = within("session/new", editor.new_session())
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(i32::from(err.code), -32000, "auth required");
+        assert_eq!(err.message, "log in with `codex login` first");
+        // The next one opens: a failure leaves nothing behind.
+        let session = editor.session().await;
+        let answer = within("a prompt", editor.prompt(&session, "hello")).await;
+        assert_eq!(stop_name(answer.unwrap().unwrap().stop_reason), "end_turn");
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_open_blocks_neither_initialize_nor_another_sessions_prompt() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let slow = Gate::new();
+    provider.next_open(Open::After(slow.clone()));
+    serve(&provider, &timeline, options(), async |editor| {
+        editor.initialize().await;
+        let mut first = editor.new_session();
+        timeline.wait_for_prefix("provider opening ").await;
+        editor.initialize().await;
+        let second = editor.session().await;
+        let answer = within("a prompt", editor.prompt(&second, "hello")).await;
+        assert_eq!(stop_name(answer.unwrap().unwrap().stop_reason), "end_turn");
+        assert!(!first.is_finished(), "the slow session is still opening");
+        slow.open();
+        let first = within("the slow session/new", &mut first).await.unwrap().unwrap();
+        let answer = within("a prompt", editor.prompt(&first.session_id, "hi")).await;
+        assert_eq!(stop_name(answer.unwrap().unwrap().stop_reason), "end_turn");
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hang_up_shuts_every_session_down_and_then_the_provider_once() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.script("busy", vec![say("working"), Step::Wait(Gate::new())]);
+    let (busy, idle) = serve(&provider, &timeline, options(), async |editor| {
+        let busy = editor.start().await;
+        let idle = editor.session().await;
+        within("an idle session's turn", editor.prompt(&idle, "hello"))
+            .await
+            .unwrap()
+            .unwrap();
+        drop(editor.prompt(&busy, "busy"));
+        timeline.wait_for("provider start busy").await;
+        (busy, idle)
+    })
+    .await;
+    let hung_up = timeline.position("client hung up");
+    let ended = timeline.position("provider end busy: cancelled");
+    let busy_down = timeline.position(&format!("provider session shutdown {busy}"));
+    let idle_down = timeline.position(&format!("provider session shutdown {idle}"));
+    let provider_down = timeline.position("provider shutdown");
+    assert!(
+        hung_up < ended && ended < busy_down,
+        "the running turn was cancelled first"
+    );
+    assert!(busy_down < provider_down && idle_down < provider_down);
+    let provider_side = timeline.of("provider ");
+    assert_eq!(
+        provider_side.iter().filter(|e| *e == "provider shutdown").count(),
+        1
+    );
+    assert_eq!(
+        provider_side.last().unwrap(),
+        "provider shutdown",
+        "{provider_side:#?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_still_opening_at_a_hang_up_never_outlives_the_provider() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.script("busy", vec![Step::Wait(Gate::new())]);
+    let slow = Gate::new();
+    provider.next_open(Open::Ready);
+    provider.next_open(Open::After(slow.clone()));
+    serve(&provider, &timeline, options(), async |editor| {
+        let busy = editor.start().await;
+        drop(editor.prompt(&busy, "busy"));
+        timeline.wait_for("provider start busy").await;
+        drop(editor.new_session());
+        timeline.wait_for_prefix("provider opening ").await;
+        // The slow open finishes only once acplb has begun to stop (it cancels the busy turn
+        // then).
+        let (t, gate) = (timeline.clone(), slow.clone());
+        tokio::task::spawn_local(async move {
+            t.wait_for("provider end busy: cancelled").await;
+            gate.open();
+        });
+    })
+    .await;
+    let provider_side = timeline.of("provider ");
+    assert_eq!(
+        provider_side.last().unwrap(),
+        "provider shutdown",
+        "{provider_side:#?}"
+    );
+    for opened in provider_side
+        .iter()
+        .filter_map(|e| e.strip_prefix("provider open "))
+    {
+        assert!(
+            timeline.has(&format!("provider session shutdown {opened}")),
+            "session {opened} was opened but never shut down: {provider_side:#?}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_command_list_follows_session_new_when_the_provider_has_commands() {
+    let timeline = Timeline::default();
+    let provider = Scripted::with_commands(
+        &timeline,
+        &[("review", "Review the changes"), ("compact", "Compact")],
+    );
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        timeline.wait_for("client commands: review, compact").await;
+        let listed: Vec<_> = editor
+            .updates()
+            .into_iter()
+            .filter(|n| matches!(n.update, SessionUpdate::AvailableCommandsUpdate(_)))
+            .collect();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].session_id, session);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_command_list_when_the_provider_has_none() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        // The list would be sent before anything the session answers later.
+        editor.barrier(&session).await;
+        assert!(timeline.of("client commands:").is_empty());
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_turn_time_limit_stops_a_turn_with_an_error_naming_the_limit() {
+    let limit = Duration::from_millis(250);
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.script("slow", vec![say("working"), Step::Wait(Gate::new())]);
+    serve(
+        &provider,
+        &timeline,
+        options_with_turn_limit(limit),
+        async |editor| {
+            let session = editor.start().await;
+            let started = Instant::now();
+            let slow = editor.prompt(&session, "slow");
+            let next = editor.prompt(&session, "next");
+            let err = within("the limit", slow).await.unwrap().unwrap_err();
+            assert!(
+                started.elapsed() >= limit,
+                "stopped after {:?}",
+                started.elapsed()
+            );
+            assert!(err.message.contains("time limit of 250ms"), "{}", err.message);
+            let data = err.data.unwrap();
+            assert_eq!(data["reason"], "turn_timeout");
+            assert_eq!(data["limitSeconds"], 0.25);
+            // The queue goes on, each turn with a limit of its own.
+            let next = within("the next turn", next).await.unwrap().unwrap();
+            assert_eq!(stop_name(next.stop_reason), "end_turn");
+        },
+    )
+    .await;
+    assert!(timeline.position("provider end slow: cancelled") < timeline.position("provider start next"));
+}
