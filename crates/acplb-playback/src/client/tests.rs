@@ -73,7 +73,7 @@ async fn steps_wait_substitute_and_answer() {
     ];
     let answers = vec![Answer {
         method: "session/request_permission".into(),
-        result: r#"{"outcome":"x"}"#.into(),
+        reply: Reply::Result(r#"{"outcome":"x"}"#.into()),
         line: 3,
     }];
     let run = drive(&steps, &answers, &subst(), w, r, Duration::from_secs(5)).await;
