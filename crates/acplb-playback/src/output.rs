@@ -23,6 +23,8 @@ pub struct Observed<'a> {
     pub playback: Option<&'a Path>,
     /// acplb's `$HOME`.
     pub home: Option<String>,
+    /// The Codex program acplb ran (it appears in errors about its exit).
+    pub codex: Option<String>,
 }
 
 /// The normalizer for a session: the placeholders of `dev-docs/scenarios.md`.
@@ -42,6 +44,9 @@ pub fn normalizer(seen: &Observed<'_>) -> Normalizer {
     }
     if let Some(home) = &seen.home {
         n.replace(home.clone(), "<home>");
+    }
+    if let Some(codex) = &seen.codex {
+        n.replace(codex.clone(), "<codex>");
     }
     n
 }

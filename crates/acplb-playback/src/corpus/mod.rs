@@ -172,6 +172,10 @@ async fn record_one(
         .await
         .map_err(PlaybackError::process("waiting for the recorder"))?;
     if let Some(error) = run.error {
+        // What the recorder wrote is not the scenario the spec describes.
+        if let Err(e) = std::fs::remove_file(path) {
+            tracing::debug!(error = %e, "no half-recorded scenario to remove");
+        }
         return Err(PlaybackError::Session(format!("{}: {error}", spec.name)));
     }
     if !status.success() {

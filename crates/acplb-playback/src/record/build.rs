@@ -80,6 +80,7 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         threads: Vec::new(),
         playback: Some(rec.playback),
         home: std::env::var("HOME").ok(),
+        codex: codex_program(&rec.args),
     };
     // Provider lines keep Codex's real thread ids; everything else gets placeholders.
     let provider_norm = output::normalizer(&seen);
@@ -327,6 +328,16 @@ fn after(seen: &SeenSoFar<'_>, norm: &Normalizer) -> Option<After> {
         }
     }
     Some(After::Messages(count))
+}
+
+/// The Codex program acplb ran: its `--codex`, else `$ACPLB_CODEX` (which it inherited).
+fn codex_program(args: &[String]) -> Option<String> {
+    let from_args = args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--codex=")
+            .map(str::to_owned)
+            .or_else(|| (a == "--codex").then(|| args.get(i + 1).cloned()).flatten())
+    });
+    from_args.or_else(|| std::env::var("ACPLB_CODEX").ok().filter(|c| !c.is_empty()))
 }
 
 /// acplb's arguments minus what playback sets itself (`--codex`, `--transcript-dir`).

@@ -123,6 +123,7 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
         threads: scenario.thread_ids(),
         playback: Some(&opts.playback),
         home: Some(dir.home().display().to_string()),
+        codex: Some(dir.codex().display().to_string()),
     };
     let mut norm = output::normalizer(&seen);
     let mut lines: Vec<String> = run.received.iter().map(|l| norm.json_line(l)).collect();

@@ -186,7 +186,11 @@ pub(super) fn run(dir: &Path, state: &State, argv: Vec<String>, n: usize) -> Res
         .build()
         .map_err(PlaybackError::process("starting the stand-in's runtime"))?;
     let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, serve(dir, state, server, n))
+    let exit = local.block_on(&runtime, serve(dir, state, server, n));
+    drop(local);
+    // The stdin reader may sit in a blocking read of a pipe acplb keeps open: do not wait for it.
+    runtime.shutdown_background();
+    exit
 }
 
 /// The streams of a process: its own, then one per session in session order.
