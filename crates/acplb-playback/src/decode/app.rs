@@ -20,7 +20,11 @@ const MAX_OUTPUT_BYTES: usize = 64 * 1024;
 /// Whether the input's first bytes look like an app-server stream.
 pub(super) fn detect(head: &[u8]) -> bool {
     let text = String::from_utf8_lossy(head);
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default().trim();
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
+        .trim();
     if first.starts_with(r#"{"start":{"transport":"app-server""#) || first.starts_with(r#"{"dir":"#) {
         return true;
     }
@@ -51,7 +55,9 @@ pub(super) fn decode<R: BufRead, W: Write>(
     let mut batch: Vec<Out> = Vec::new();
     let mut turn_ended = false;
     let warn = |report: &mut DecodeReport, line: usize, message: String, error: bool| {
-        report.warnings.push(format!("{}:{line}: {message}", path.display()));
+        report
+            .warnings
+            .push(format!("{}:{line}: {message}", path.display()));
         report.failed |= error;
     };
     for (i, line) in input.lines().enumerate() {

@@ -133,7 +133,8 @@ fn empty_input_is_fine() {
 
 const DELTA: &str = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"u","itemId":"msg_1","delta":"Hello there."}}"#;
 const ASK: &str = r#"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"t","turnId":"u","itemId":"call_1"}}"#;
-const DONE: &str = r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","status":"completed"}}}"#;
+const DONE: &str =
+    r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","status":"completed"}}}"#;
 
 /// Whatever the app-server decoder makes of a delta, its text reaches an update.
 fn app_server_output_is_decoded(lines: &[String], report: &DecodeReport) {
@@ -145,8 +146,9 @@ fn app_server_output_is_decoded(lines: &[String], report: &DecodeReport) {
         "{lines:#?}"
     );
     assert!(
-        lines.iter().any(|l| l
-            == r#"{"server_request":{"id":0,"method":"item/commandExecution/requestApproval"}}"#),
+        lines
+            .iter()
+            .any(|l| l == r#"{"server_request":{"id":0,"method":"item/commandExecution/requestApproval"}}"#),
         "{lines:#?}"
     );
     assert!(lines.iter().any(|l| l.starts_with(r#"{"signal":"#)), "{lines:#?}");
@@ -156,7 +158,8 @@ fn app_server_output_is_decoded(lines: &[String], report: &DecodeReport) {
 #[test]
 fn an_app_server_transcript_and_its_other_forms() {
     let transcript = [
-        r#"{"start":{"transport":"app-server","thread":null,"cwd":"/w","stdin_bytes":3,"server":1}}"#.to_owned(),
+        r#"{"start":{"transport":"app-server","thread":null,"cwd":"/w","stdin_bytes":3,"server":1}}"#
+            .to_owned(),
         r#"{"t_ms":1,"sent":{"method":"turn/start","params":{"threadId":"t"}}}"#.to_owned(),
         format!(r#"{{"t_ms":2,"recv":{DELTA}}}"#),
         format!(r#"{{"t_ms":3,"recv":{ASK}}}"#),
@@ -190,12 +193,18 @@ fn an_app_server_stream_cut_short_is_reported() {
     assert_eq!(report.format, Some(Format::AppServer));
     assert!(report.failed);
     assert!(
-        report.warnings.iter().any(|w| w.starts_with("in.jsonl:2: not JSON")),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("in.jsonl:2: not JSON")),
         "{:?}",
         report.warnings
     );
     assert!(
-        report.warnings.iter().any(|w| w.contains("without turn/completed")),
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("without turn/completed")),
         "{:?}",
         report.warnings
     );

@@ -92,19 +92,21 @@ mod tests {
                     .to_owned(),
             ),
         ];
-        let mut transcripts = Transcripts::default();
-        transcripts.runs = vec![super::super::transcript::TranscriptRun {
-            session_dir: "s".into(),
-            turn: 1,
-            argv: vec!["exec".into()],
-            stdin_bytes: 1,
-            lines: vec![
-                (1, r#"{"type":"x","text":"Bearer hdr-secret-42"}"#.into(), true),
-                (2, "stderr tok-0123456789".into(), false),
-            ],
-            end: End::Exit(0),
-            created: SystemTime::UNIX_EPOCH,
-        }];
+        let mut transcripts = Transcripts {
+            runs: vec![super::super::transcript::TranscriptRun {
+                session_dir: "s".into(),
+                turn: 1,
+                argv: vec!["exec".into()],
+                stdin_bytes: 1,
+                lines: vec![
+                    (1, r#"{"type":"x","text":"Bearer hdr-secret-42"}"#.into(), true),
+                    (2, "stderr tok-0123456789".into(), false),
+                ],
+                end: End::Exit(0),
+                created: SystemTime::UNIX_EPOCH,
+            }],
+            ..Transcripts::default()
+        };
         transcripts.turns.push(super::super::transcript::AppTurnTranscript {
             session_dir: "s".into(),
             turn: 1,
@@ -132,5 +134,9 @@ mod tests {
         assert_eq!(v["params"]["mcpServers"][0]["env"][0]["value"], "[REDACTED]");
         assert_eq!(v["params"]["mcpServers"][0]["env"][0]["name"], "GITHUB_TOKEN");
         assert_eq!(runs[0].lines[1].1, "stderr [REDACTED]");
+        let EventKind::Sent(sent) = &transcripts.turns[0].events[0].1 else {
+            panic!()
+        };
+        assert!(sent.contains(r#""GITHUB_TOKEN":"[REDACTED]""#), "{sent}");
     }
 }

@@ -152,10 +152,27 @@ fn app_sample() -> Scenario {
         session: session.into(),
         turn: n,
         events: vec![
-            event(1, EventKind::Sent(r#"{"method":"turn/start","params":{"threadId":"t"}}"#.into())),
-            event(2, EventKind::Recv(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"t":"I'll"}}"#.into())),
-            event(3, EventKind::Sent(r#"{"id":0,"result":{"decision":"accept"}}"#.into())),
-            event(4, EventKind::Write { path: "a.txt".into(), text: "x\n".into() }),
+            event(
+                1,
+                EventKind::Sent(r#"{"method":"turn/start","params":{"threadId":"t"}}"#.into()),
+            ),
+            event(
+                2,
+                EventKind::Recv(
+                    r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"t":"I'll"}}"#.into(),
+                ),
+            ),
+            event(
+                3,
+                EventKind::Sent(r#"{"id":0,"result":{"decision":"accept"}}"#.into()),
+            ),
+            event(
+                4,
+                EventKind::Write {
+                    path: "a.txt".into(),
+                    text: "x\n".into(),
+                },
+            ),
             event(5, EventKind::Recv(r#"{"gone":{"status":"signal: 9"}}"#.into())),
         ],
         line: 0,
@@ -164,7 +181,10 @@ fn app_sample() -> Scenario {
         AppServerRun {
             argv: vec!["app-server".into(), "-c".into(), "x=1".into()],
             events: vec![
-                event(0, EventKind::Sent(r#"{"method":"initialize","params":{}}"#.into())),
+                event(
+                    0,
+                    EventKind::Sent(r#"{"method":"initialize","params":{}}"#.into()),
+                ),
                 event(9, EventKind::Stderr("WARNING: 'x'".into())),
             ],
             end: End::Signal(9),
@@ -187,7 +207,10 @@ fn app_server_scenarios_read_back_the_same() {
     let text = toml_out::to_toml(&app_sample());
     assert!(text.contains("transport = 'app-server'"), "{text}");
     assert!(text.contains("end = { stopped = true }"), "{text}");
-    assert!(text.contains("after = { request = 'session/request_permission', count = 2 }"), "{text}");
+    assert!(
+        text.contains("after = { request = 'session/request_permission', count = 2 }"),
+        "{text}"
+    );
     assert!(text.contains("never = true"), "{text}");
     let back = Scenario::parse(&text, Path::new("s.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(strip(back.clone()), app_sample(), "{text}");
@@ -216,12 +239,18 @@ fn app_server_tables_are_checked() {
             "`end` needs exactly one of `code = N`, `signal = N` and `stopped = true`",
         ),
         (
-            base.replacen(r#"sent = '{"method":"initialize","params":{}}'"#, "sent = 'nope'", 1),
+            base.replacen(
+                r#"sent = '{"method":"initialize","params":{}}'"#,
+                "sent = 'nope'",
+                1,
+            ),
             "a `sent`/`recv` message is not JSON",
         ),
     ];
     for (text, message) in cases {
-        let err = Scenario::parse(&text, Path::new("s.toml")).unwrap_err().to_string();
+        let err = Scenario::parse(&text, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("s.toml:"), "{err}");
         assert!(err.contains(message), "{err}\n{text}");
     }

@@ -38,19 +38,32 @@ fn app_server_scenarios_run_and_check_with_their_transport() {
         let output = playback(&["run", file.to_str().unwrap()]);
         let (stdout, stderr) = text(&output);
         assert!(output.status.success(), "{name}: {stderr}");
-        assert_eq!(stdout.lines().collect::<Vec<_>>(), scenario.expect, "{name}: {stderr}");
-        assert!(stdout.contains(r#"{"app_server":1,"argv":["app-server""#), "{stdout}");
+        assert_eq!(
+            stdout.lines().collect::<Vec<_>>(),
+            scenario.expect,
+            "{name}: {stderr}"
+        );
+        assert!(
+            stdout.contains(r#"{"app_server":1,"argv":["app-server""#),
+            "{stdout}"
+        );
     }
     // The crash: the first server died mid-turn, a second one resumed the thread.
     let crash = corpus("as-crash");
     assert_eq!(crash.app_servers.len(), 2);
     assert!(
-        crash.expect.iter().any(|l| l.contains(r#""method":"thread/resume""#)),
+        crash
+            .expect
+            .iter()
+            .any(|l| l.contains(r#""method":"thread/resume""#)),
         "{:#?}",
         crash.expect
     );
     assert!(
-        crash.expect.iter().any(|l| l.contains("exited before the turn finished")),
+        crash
+            .expect
+            .iter()
+            .any(|l| l.contains("exited before the turn finished")),
         "{:#?}",
         crash.expect
     );
@@ -110,7 +123,9 @@ fn an_answer_that_differs_from_the_recorded_decision_is_reported() {
     let (_, stderr) = text(&output);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains(&format!("acplb answered Codex's `item/commandExecution/requestApproval` (id {id})")),
+        stderr.contains(&format!(
+            "acplb answered Codex's `item/commandExecution/requestApproval` (id {id})"
+        )),
         "{stderr}"
     );
     assert!(
@@ -121,5 +136,8 @@ fn an_answer_that_differs_from_the_recorded_decision_is_reported() {
     let bless = playback(&["check", "--bless", path.to_str().unwrap()]);
     let (stdout, _) = text(&bless);
     assert_eq!(bless.status.code(), Some(1), "{stdout}");
-    assert!(stdout.contains("not blessed: the replay did not go as recorded"), "{stdout}");
+    assert!(
+        stdout.contains("not blessed: the replay did not go as recorded"),
+        "{stdout}"
+    );
 }

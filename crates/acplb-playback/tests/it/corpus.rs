@@ -26,7 +26,10 @@ fn the_whole_corpus_passes_check_in_under_30_seconds() {
             name.starts_with("as-") && name.ends_with(".toml")
         })
         .count();
-    assert!(app_server >= 15, "the corpus has {app_server} app-server scenarios");
+    assert!(
+        app_server >= 15,
+        "the corpus has {app_server} app-server scenarios"
+    );
     // Built (if need be) before the clock starts.
     crate::bins::acplb();
     let started = Instant::now();

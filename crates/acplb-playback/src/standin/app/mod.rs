@@ -41,6 +41,9 @@ enum Line {
     Flushed(oneshot::Sender<()>),
 }
 
+/// Messages from acplb one stream has not taken yet: `(transcript form, acplb's request id)`.
+type Inbox = VecDeque<(Value, Option<Value>)>;
+
 /// What the streams share (one thread, no borrow held across an await).
 #[derive(Debug)]
 pub(super) struct Shared {
@@ -49,7 +52,7 @@ pub(super) struct Shared {
     speed: Speed,
     router: RefCell<Router>,
     /// Per stream: messages from acplb not taken yet, `(transcript form, acplb's request id)`.
-    inboxes: RefCell<Vec<VecDeque<(Value, Option<Value>)>>>,
+    inboxes: RefCell<Vec<Inbox>>,
     /// The stream order of each stream (for the log).
     orders: Vec<usize>,
     /// Per stream: what it waits for, for notes when acplb stops it.
@@ -124,7 +127,7 @@ impl Shared {
                 if let Some(pos) = inbox.iter().position(|(form, _)| wire::matches(want, form)) {
                     return inbox.remove(pos);
                 }
-                let (strays, keep): (VecDeque<_>, VecDeque<_>) = inbox.drain(..).partition(|(form, id)| {
+                let (strays, keep): (Inbox, Inbox) = inbox.drain(..).partition(|(form, id)| {
                     id.is_some()
                         && form
                             .get("method")
