@@ -7,10 +7,21 @@
 //! `{"t_ms":T,"stderr":LINE}`, then `{"t_ms":T,"exit":{"code":C}}` (or `"signal"`), or
 //! `{"t_ms":T,"cancelled":true}` when the turn was cancelled.
 //!
-//! An app-server turn starts with `{"start":{"transport":"app-server","thread":..,"cwd":..}}`
-//! and holds the JSON-RPC messages of its thread both ways: `{"t_ms":T,"sent":MSG}` (acplb's
-//! requests with their `method`, answers to Codex's requests with their `id`) and
-//! `{"t_ms":T,"recv":MSG}` (notifications, Codex's requests, results of acplb's requests).
+//! An app-server turn starts with
+//! `{"start":{"transport":"app-server","thread":..,"cwd":..,"stdin_bytes":N,"server":G}}` (`G`:
+//! which app-server process, 1 for the first acplb started) and holds the JSON-RPC messages of
+//! its thread both ways: `{"t_ms":T,"sent":MSG}` (acplb's requests `{"method","params"}`, its
+//! answers to Codex's requests `{"id","result"}` or `{"id","error":{"code","message"}}`) and
+//! `{"t_ms":T,"recv":MSG}` (notifications `{"method","params"}`, Codex's requests
+//! `{"id","method","params"}`, results of acplb's requests `{"method","result"}`, or
+//! `{"method","error":{"code","message"}}`, or `{"method","gone":{"status"}}` when the server
+//! died first; `{"gone":{"status"}}` when it died while the turn waited for news). A cancelled
+//! turn ends with `{"t_ms":T,"cancelled":true}`.
+//!
+//! Each app-server process has its own file, `<dir>/app-server-<G>.jsonl`:
+//! `{"start":{"transport":"app-server","argv":[..],"server":G}}`, the `initialize` exchange as
+//! `sent`/`recv` lines, its stderr lines, then `{"t_ms":T,"exit":{..}}` when it ended by itself
+//! or `{"t_ms":T,"stopped":{..}}` when acplb stopped it.
 //!
 //! Transcripts hold conversation text: files are created `0600` (folders `0700`), and every
 //! line is redacted first, both for the session's known secrets (its MCP servers' `env` and
@@ -82,11 +93,43 @@ impl Transcript {
         }
     }
 
-    /// An app-server turn begins: which thread, in which folder.
-    pub(crate) fn start_app_server(&mut self, thread: Option<&str>, cwd: &Path, prompt_bytes: usize) {
+    /// An app-server turn begins: which thread, in which folder, on which server process.
+    pub(crate) fn start_app_server(
+        &mut self,
+        thread: Option<&str>,
+        cwd: &Path,
+        prompt_bytes: usize,
+        server: u64,
+    ) {
         if self.file.is_some() {
-            self.write(&json!({ "start": { "transport": "app-server", "thread": thread, "cwd": cwd, "stdin_bytes": prompt_bytes } }));
+            self.write(&json!({ "start": { "transport": "app-server", "thread": thread, "cwd": cwd, "stdin_bytes": prompt_bytes, "server": server } }));
         }
+    }
+
+    /// Opens the transcript of app-server process `server` (`<dir>/app-server-<server>.jsonl`),
+    /// or a no-op one when `dir` is `None`, and writes its start line.
+    pub(crate) fn open_process(dir: Option<&Path>, server: u64, argv: &[OsString]) -> Self {
+        let mut transcript = Self::open(None, "", 0, KnownSecrets::default());
+        if let Some(dir) = dir {
+            transcript.path = dir.join(format!("app-server-{server}.jsonl"));
+            transcript.file = create_private(&transcript.path)
+                .map_err(|e| tracing::warn!(path = %transcript.path.display(), error = %e, "cannot write the provider transcript"))
+                .ok()
+                .map(std::io::BufWriter::new);
+        }
+        if transcript.file.is_some() {
+            let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            let argv: Vec<String> = argv.iter().map(|a| transcript.secrets.redact(a)).collect();
+            transcript
+                .write(&json!({ "start": { "transport": "app-server", "argv": argv, "server": server } }));
+        }
+        transcript
+    }
+
+    /// The process was stopped by acplb (shutdown, or an unanswered `initialize`).
+    pub(crate) fn stopped(&mut self, status: Option<ExitStatus>) {
+        self.timed("stopped", &status.map_or(json!({}), exit_json));
+        self.flush();
     }
 
     /// One JSON-RPC message of the session's thread: `sent` by acplb, or received.
@@ -98,7 +141,8 @@ impl Transcript {
         }
     }
 
-    /// The app-server turn ended (completed, failed, or the server went away).
+    /// The app-server turn ended (completed, failed, or the server went away); also makes the
+    /// lines so far of a process transcript reach the file.
     pub(crate) fn end(&mut self) {
         self.flush();
     }
@@ -111,13 +155,7 @@ impl Transcript {
     }
 
     pub(crate) fn exit(&mut self, status: ExitStatus) {
-        use std::os::unix::process::ExitStatusExt as _;
-        let v = match (status.code(), status.signal()) {
-            (Some(code), _) => json!({ "code": code }),
-            (None, Some(signal)) => json!({ "signal": signal }),
-            (None, None) => json!({}),
-        };
-        self.timed("exit", &v);
+        self.timed("exit", &exit_json(status));
         self.flush();
     }
 
@@ -150,6 +188,16 @@ impl Transcript {
         {
             tracing::warn!(path = %self.path.display(), error = %e, "provider transcript flush failed");
         }
+    }
+}
+
+/// `{"code":C}` or `{"signal":S}`.
+fn exit_json(status: ExitStatus) -> serde_json::Value {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => json!({ "code": code }),
+        (None, Some(signal)) => json!({ "signal": signal }),
+        (None, None) => json!({}),
     }
 }
 

@@ -88,6 +88,12 @@ pub async fn check_file(path: &Path, opts: &ReplayOptions, bless: bool) -> Check
                 .collect();
             match replay::replay(&scenario, opts).await {
                 Err(e) => Outcome::Error(e.to_string()),
+                // A replay that went off the recording (an answer Codex never got, a message
+                // it never saw) would bless output the recorded Codex side cannot produce.
+                Ok(replay) if bless && !replay.notes.is_empty() => Outcome::Error(format!(
+                    "not blessed: the replay did not go as recorded (re-record the scenario if acplb is right):\n  {}",
+                    replay.notes.join("\n  ")
+                )),
                 Ok(replay) if bless => match bless_file(path, &scenario, &replay.output) {
                     Ok(changed) => Outcome::Blessed { changed },
                     Err(e) => Outcome::Error(e.to_string()),

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 
-use crate::scenario::{Action, After, Answer, Step};
+use crate::scenario::{Action, After, Answer, Pick, Reply, Step};
 
 /// Values for the placeholders in client messages.
 #[derive(Debug, Clone)]
@@ -56,6 +56,8 @@ where
         pending: HashMap::new(),
         responses: HashSet::new(),
         titles: Vec::new(),
+        text: String::new(),
+        requests: HashMap::new(),
         run: ClientRun::default(),
         eof: false,
     };
@@ -92,6 +94,10 @@ struct Client<'a, W, R> {
     pending: HashMap<String, String>,
     responses: HashSet<String>,
     titles: Vec<String>,
+    /// The text of every `agent_message_chunk` so far, joined.
+    text: String,
+    /// Requests from the agent so far, per method.
+    requests: HashMap<String, usize>,
     run: ClientRun,
     eof: bool,
 }
@@ -121,6 +127,18 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
     }
 
     async fn wait_for(&mut self, after: &After, deadline: Instant) -> Result<(), String> {
+        if let After::Paused(inner, ms) = after {
+            Box::pin(self.wait_for(inner, deadline)).await?;
+            // Reads on meanwhile, so the agent never blocks on a full pipe.
+            let until = Instant::now() + Duration::from_millis(*ms);
+            while Instant::now() < until && !self.eof {
+                match tokio::time::timeout_at(until.into(), self.next_line(deadline)).await {
+                    Ok(result) => result?,
+                    Err(_) => break,
+                }
+            }
+            return Ok(());
+        }
         while !self.satisfied(after) {
             if self.eof {
                 return Err(format!(
@@ -143,6 +161,9 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
                 self.titles.contains(&title)
             }
             After::Messages(n) => self.run.received.len() >= *n,
+            After::Request { method, count } => self.requests.get(method).copied().unwrap_or(0) >= *count,
+            After::Text(text) => self.text.contains(text.as_str()),
+            After::Paused(inner, _) => self.satisfied(inner),
         }
     }
 
@@ -176,9 +197,22 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
         self.run.received.push(line);
         let id = value.get("id").filter(|id| !id.is_null());
         match (value.get("method").and_then(Value::as_str), id) {
-            (Some(method), Some(id)) => self.answer(method, id).await,
+            (Some(method), Some(id)) => {
+                *self.requests.entry(method.to_owned()).or_default() += 1;
+                self.answer(method, id, &value).await
+            }
             (Some("session/update"), None) => {
                 let update = value.pointer("/params/update");
+                if update
+                    .and_then(|u| u.get("sessionUpdate"))
+                    .and_then(Value::as_str)
+                    == Some("agent_message_chunk")
+                    && let Some(text) = update
+                        .and_then(|u| u.pointer("/content/text"))
+                        .and_then(Value::as_str)
+                {
+                    self.text.push_str(text);
+                }
                 if update
                     .and_then(|u| u.get("sessionUpdate"))
                     .and_then(Value::as_str)
@@ -204,15 +238,24 @@ impl<W: AsyncWrite + Unpin, R: AsyncRead + Unpin> Client<'_, W, R> {
     }
 
     /// Answers a request from the agent with the next recorded answer for its method.
-    async fn answer(&mut self, method: &str, id: &Value) -> Result<(), String> {
+    async fn answer(&mut self, method: &str, id: &Value, request: &Value) -> Result<(), String> {
         let used = self.answers_used.entry(method.to_owned()).or_insert(0);
         let answer = self.answers.iter().filter(|a| a.method == method).nth(*used);
         *used += 1;
-        let reply = match answer {
-            Some(a) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, a.result),
-            None => serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603,
-                "message": format!("playback: the scenario has no answer for `{method}`")}})
-            .to_string(),
+        let no_answer = |why: String| {
+            serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32603, "message": why}})
+                .to_string()
+        };
+        let reply = match answer.map(|a| &a.reply) {
+            Some(Reply::Result(result)) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#),
+            Some(Reply::Never) => return Ok(()),
+            Some(Reply::Pick(pick)) => match pick_option(request, *pick) {
+                Some(option) => serde_json::json!({"jsonrpc": "2.0", "id": id,
+                    "result": {"outcome": {"outcome": "selected", "optionId": option}}})
+                .to_string(),
+                None => no_answer(format!("playback: no option fits {pick:?} in `{method}`")),
+            },
+            None => no_answer(format!("playback: the scenario has no answer for `{method}`")),
         };
         self.write(&reply).await
     }
@@ -275,7 +318,38 @@ fn describe(after: &After) -> String {
         After::Response(id) => format!("the response to request {id}"),
         After::ToolCall(title) => format!("a tool call titled `{title}`"),
         After::Messages(n) => format!("{n} messages from acplb"),
+        After::Request { method, count } => format!("{count} `{method}` request(s) from acplb"),
+        After::Text(text) => format!("agent text containing `{text}`"),
+        After::Paused(inner, _) => describe(inner),
     }
+}
+
+/// The `optionId` of the permission option `pick` names among those a request offers.
+pub(crate) fn pick_option(request: &Value, pick: Pick) -> Option<String> {
+    let options = request.pointer("/params/options")?.as_array()?;
+    let kind = |o: &&Value, k: &str| o.get("kind").and_then(Value::as_str) == Some(k);
+    let chosen = match pick {
+        Pick::AllowOnce => options.iter().find(|o| kind(o, "allow_once")),
+        Pick::AllowSession => options
+            .iter()
+            .find(|o| {
+                let says = |key: &str| {
+                    o.get(key)
+                        .and_then(Value::as_str)
+                        .is_some_and(|s| s.to_ascii_lowercase().contains("session"))
+                };
+                o.get("kind")
+                    .and_then(Value::as_str)
+                    .is_some_and(|k| k.starts_with("allow"))
+                    && (says("optionId") || says("name"))
+            })
+            .or_else(|| options.iter().find(|o| kind(o, "allow_always"))),
+        Pick::Reject => options
+            .iter()
+            .find(|o| kind(o, "reject_once"))
+            .or_else(|| options.iter().find(|o| kind(o, "reject_always"))),
+    };
+    chosen?.get("optionId")?.as_str().map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -1,7 +1,10 @@
 //! `playback decode`: the ACP `session/update` notifications (and turn signals) that a Codex
 //! stream produces, with no client and no Codex. Reads a raw `codex exec --json` stdout capture
-//! or an acplb provider transcript (`{"t_ms":…,"stdout":…}` lines); the first line tells which.
+//! or an acplb provider transcript (`{"t_ms":…,"stdout":…}` lines), or an app-server stream
+//! (`app.rs`: an acplb app-server transcript, `{"dir","msg"}` lines, or the server's raw
+//! output); the first line tells which.
 
+mod app;
 mod read;
 mod write;
 
@@ -31,6 +34,8 @@ pub enum Format {
     Raw,
     /// An acplb provider transcript.
     Transcript,
+    /// An app-server stream (transcript, `{"dir","msg"}` capture, or raw server output).
+    AppServer,
 }
 
 /// The outcome of a decode, besides the output.
@@ -66,10 +71,13 @@ struct State<'p> {
 /// this one decodes, one serializes and writes; each hands the next batches of work.
 pub fn decode<R: BufRead + Send, W: Write + Send>(
     path: &Path,
-    input: R,
+    mut input: R,
     out: &mut W,
     opts: DecodeOptions,
 ) -> Result<DecodeReport, PlaybackError> {
+    if app::detect(input.fill_buf().map_err(PlaybackError::io(path))?) {
+        return app::decode(path, input, out, opts);
+    }
     let mut st = State {
         path,
         decoder: None,

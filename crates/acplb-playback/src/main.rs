@@ -137,6 +137,9 @@ struct CorpusArgs {
     /// Record only this scenario (repeatable).
     #[arg(long, value_name = "NAME")]
     only: Vec<String>,
+    /// Record only the scenarios of this transport (`exec` or `app-server`).
+    #[arg(long, value_name = "TRANSPORT")]
+    transport: Option<String>,
     /// List the scenarios and exit.
     #[arg(long)]
     list: bool,

@@ -1,5 +1,6 @@
 //! The output of a replay, as `[expect] output` holds it: acplb's messages (normalized), one line
-//! per Codex run (its arguments and prompt size), and acplb's exit. Recording and replaying
+//! per Codex run (its arguments and prompt size) or, on app-server, per process its arguments
+//! and every message acplb sent it, and acplb's exit. Recording and replaying
 //! both build it here, so the two can only differ where acplb behaved differently.
 
 use std::path::Path;
@@ -22,6 +23,8 @@ pub struct Observed<'a> {
     pub playback: Option<&'a Path>,
     /// acplb's `$HOME`.
     pub home: Option<String>,
+    /// The Codex program acplb ran (it appears in errors about its exit).
+    pub codex: Option<String>,
 }
 
 /// The normalizer for a session: the placeholders of `dev-docs/scenarios.md`.
@@ -42,6 +45,9 @@ pub fn normalizer(seen: &Observed<'_>) -> Normalizer {
     if let Some(home) = &seen.home {
         n.replace(home.clone(), "<home>");
     }
+    if let Some(codex) = &seen.codex {
+        n.replace(codex.clone(), "<codex>");
+    }
     n
 }
 
@@ -58,6 +64,37 @@ pub fn numbered(name: &str, index: usize) -> String {
 pub fn codex_line(n: usize, argv: &[String], stdin_bytes: usize, norm: &Normalizer) -> String {
     let argv: Vec<String> = argv.iter().map(|a| norm.text(a)).collect();
     json!({ "codex": n, "argv": argv, "stdin_bytes": stdin_bytes }).to_string()
+}
+
+/// The lines for app-server process `n` (1-based): `{"app_server":n,"argv":[..]}`, then
+/// `{"app_server":n,"sent":MSG}` for each message acplb sent it, grouped by stream (0: the
+/// process's own `initialize`, `k`: session `k`), in order within a stream.
+pub fn app_server_lines(
+    n: usize,
+    argv: &[String],
+    sent: &[(usize, String)],
+    norm: &mut Normalizer,
+) -> Vec<String> {
+    let argv: Vec<String> = argv.iter().map(|a| norm.text(a)).collect();
+    let mut lines = vec![json!({ "app_server": n, "argv": argv }).to_string()];
+    let mut sorted: Vec<&(usize, String)> = sent.iter().collect();
+    sorted.sort_by_key(|(stream, _)| *stream);
+    for (_, msg) in sorted {
+        let mut value: serde_json::Value =
+            serde_json::from_str(msg).unwrap_or_else(|_| serde_json::Value::String(msg.clone()));
+        norm.value(&mut value, None);
+        lines.push(json!({ "app_server": n, "sent": value }).to_string());
+    }
+    lines
+}
+
+/// The stream of session `<session-k>`: `k`, or past every numbered one when it has no number.
+pub fn session_stream(session: &str) -> usize {
+    session
+        .strip_prefix("<session-")
+        .and_then(|s| s.strip_suffix('>'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(usize::MAX)
 }
 
 /// The line for acplb's exit.

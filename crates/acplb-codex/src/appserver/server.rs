@@ -17,6 +17,10 @@ use tokio::task::JoinHandle;
 use super::rpc::{Gone, Rpc, RpcFailure};
 use super::session::AppSession;
 use crate::exec::{CodexOptions, child_env};
+use crate::transcript::Transcript;
+
+/// The transcript of one app-server process, shared by its reader and `connect`.
+type ProcessTranscript = Rc<RefCell<Transcript>>;
 
 /// How long Codex may take to answer `initialize`.
 const INITIALIZE_LIMIT: Duration = Duration::from_secs(30);
@@ -117,7 +121,7 @@ impl AppServer {
         }
         let generation = self.inner.generation.get() + 1;
         self.inner.generation.set(generation);
-        let (conn, stop, task) = self.start(generation)?;
+        let (conn, stop, task, transcript) = self.start(generation)?;
         *self.inner.running.borrow_mut() = Some(Running {
             conn: conn.clone(),
             ready: false,
@@ -128,8 +132,13 @@ impl AppServer {
             "clientInfo": { "name": "acplb", "title": "acplb", "version": env!("CARGO_PKG_VERSION") },
             "capabilities": { "experimentalApi": false },
         });
+        transcript
+            .borrow_mut()
+            .message(true, &json!({ "method": "initialize", "params": init }));
         match tokio::time::timeout(INITIALIZE_LIMIT, conn.rpc.request("initialize", init)).await {
-            Ok(Ok(_)) => {}
+            Ok(Ok(result)) => transcript
+                .borrow_mut()
+                .message(false, &json!({ "method": "initialize", "result": result })),
             Ok(Err(failure)) => {
                 self.stop_current().await;
                 return Err(self.failed(&failure));
@@ -144,6 +153,11 @@ impl AppServer {
             }
         }
         conn.rpc.notify("initialized", None);
+        {
+            let mut transcript = transcript.borrow_mut();
+            transcript.message(true, &json!({ "method": "initialized" }));
+            transcript.end();
+        }
         if let Some(running) = self.inner.running.borrow_mut().as_mut() {
             running.ready = true;
         }
@@ -175,7 +189,14 @@ impl AppServer {
         }
     }
 
-    fn start(&self, generation: u64) -> Result<(Conn, oneshot::Sender<()>, JoinHandle<()>), ProviderError> {
+    #[allow(
+        clippy::type_complexity,
+        reason = "the four parts of a started server, used once"
+    )]
+    fn start(
+        &self,
+        generation: u64,
+    ) -> Result<(Conn, oneshot::Sender<()>, JoinHandle<()>, ProcessTranscript), ProviderError> {
         let options = &self.inner.options;
         let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
         for o in &options.overrides {
@@ -190,6 +211,11 @@ impl AppServer {
             .filter(|d| d.is_dir())
             .unwrap_or_else(std::env::temp_dir);
         tracing::debug!(?args, generation, "starting codex app-server");
+        let transcript = Rc::new(RefCell::new(Transcript::open_process(
+            options.transcript_dir.as_deref(),
+            generation,
+            &args,
+        )));
         let mut process = Process::spawn(ProcessSpec {
             program: options.program.clone(),
             args,
@@ -214,8 +240,9 @@ impl AppServer {
             stop_rx,
             options.output_flow.clone(),
             options.interrupt_grace,
+            Rc::clone(&transcript),
         ));
-        Ok((Conn { rpc, generation, marker }, stop_tx, task))
+        Ok((Conn { rpc, generation, marker }, stop_tx, task, transcript))
     }
 
     async fn stop_current(&self) {
@@ -259,12 +286,14 @@ async fn read_loop(
     mut stop: oneshot::Receiver<()>,
     flow: acplb_core::transport::OutputFlow,
     grace: Duration,
+    transcript: ProcessTranscript,
 ) {
     let status = loop {
         let event = tokio::select! {
             biased;
             _ = &mut stop => {
                 let status = process.stop(grace).await;
+                transcript.borrow_mut().stopped(status);
                 rpc.close(Gone {
                     status: status.map_or_else(|| "stopped".into(), |s| s.to_string()),
                     stderr_tail: String::new(),
@@ -284,10 +313,12 @@ async fn read_loop(
             }
             ProcessEvent::Stderr(line) => {
                 tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                transcript.borrow_mut().stderr(&line);
             }
             ProcessEvent::Exited(status) => break status,
         }
     };
+    transcript.borrow_mut().exit(status);
     // What it started must not outlive it.
     process.kill_descendants().await;
     tracing::warn!(%status, "codex app-server exited");

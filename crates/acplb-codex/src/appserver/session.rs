@@ -242,16 +242,17 @@ impl ProviderSession for AppSession {
             self.turns,
             self.secrets.clone(),
         );
-        transcript.start_app_server(
-            self.known_thread.as_deref(),
-            &self.setup.cwd,
-            turn.prompt.text.len(),
-        );
         let conn = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(cancelled()),
             conn = self.server.connect() => conn?,
         };
+        transcript.start_app_server(
+            self.known_thread.as_deref(),
+            &self.setup.cwd,
+            turn.prompt.text.len(),
+            conn.generation,
+        );
         let fresh = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(cancelled()),
@@ -496,7 +497,7 @@ impl TurnRun<'_> {
                                 self.respond(&id, json!({ "action": "decline", "content": null, "_meta": null }));
                             } else {
                                 tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
-                                self.rpc.respond_error(&id, -32601, "acplb cannot answer this request");
+                                self.respond_error(&id, -32601, "acplb cannot answer this request");
                             }
                         }
                     }
@@ -547,6 +548,14 @@ impl TurnRun<'_> {
         self.transcript
             .message(true, &json!({ "id": id, "result": result }));
         self.rpc.respond(id, result);
+    }
+
+    fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.transcript.message(
+            true,
+            &json!({ "id": id, "error": { "code": code, "message": message } }),
+        );
+        self.rpc.respond_error(id, code, message);
     }
 
     fn record(&mut self, msg: &Incoming) {
@@ -605,7 +614,7 @@ impl TurnRun<'_> {
                             // Asked while stopping: refused the way a rejection would be.
                             match Ask::from_request(&method, &params, &self.decoder) {
                                 Some(ask) => self.respond(&id, ask.cancelled()),
-                                None => rpc.respond_error(&id, -32603, "the turn was cancelled"),
+                                None => self.respond_error(&id, -32603, "the turn was cancelled"),
                             }
                         }
                         Incoming::Gone(_) => return,
@@ -650,10 +659,14 @@ async fn call(
 ) -> Result<Value, RpcFailure> {
     transcript.message(true, &json!({ "method": method, "params": params }));
     let result = rpc.request(method, params).await;
-    match &result {
-        Ok(value) => transcript.message(false, &json!({ "method": method, "result": value })),
-        Err(e) => transcript.message(false, &json!({ "method": method, "error": e.to_string() })),
-    }
+    let recorded = match &result {
+        Ok(value) => json!({ "method": method, "result": value }),
+        Err(RpcFailure::Error { code, message }) => {
+            json!({ "method": method, "error": { "code": code, "message": message } })
+        }
+        Err(RpcFailure::Gone(gone)) => json!({ "method": method, "gone": { "status": gone.status } }),
+    };
+    transcript.message(false, &recorded);
     result
 }
 

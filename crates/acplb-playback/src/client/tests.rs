@@ -73,7 +73,7 @@ async fn steps_wait_substitute_and_answer() {
     ];
     let answers = vec![Answer {
         method: "session/request_permission".into(),
-        result: r#"{"outcome":"x"}"#.into(),
+        reply: Reply::Result(r#"{"outcome":"x"}"#.into()),
         line: 3,
     }];
     let run = drive(&steps, &answers, &subst(), w, r, Duration::from_secs(5)).await;
@@ -155,4 +155,27 @@ async fn an_agent_request_without_answer_gets_an_error_reply() {
         "{}",
         sent[1]
     );
+}
+
+#[test]
+fn permission_options_are_picked_by_kind() {
+    let request = json!({"params": {"options": [
+        {"optionId": "allow", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "always", "name": "Always allow this command", "kind": "allow_always"},
+        {"optionId": "allow-session", "name": "Allow for this session", "kind": "allow_always"},
+        {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
+    ]}});
+    assert_eq!(pick_option(&request, Pick::AllowOnce).as_deref(), Some("allow"));
+    assert_eq!(
+        pick_option(&request, Pick::AllowSession).as_deref(),
+        Some("allow-session")
+    );
+    assert_eq!(pick_option(&request, Pick::Reject).as_deref(), Some("reject"));
+    let no_session = json!({"params": {"options": [
+        {"optionId": "a", "name": "Always", "kind": "allow_always"},
+        {"optionId": "r", "name": "No", "kind": "reject_always"},
+    ]}});
+    assert_eq!(pick_option(&no_session, Pick::AllowSession).as_deref(), Some("a"));
+    assert_eq!(pick_option(&no_session, Pick::Reject).as_deref(), Some("r"));
+    assert_eq!(pick_option(&no_session, Pick::AllowOnce), None);
 }

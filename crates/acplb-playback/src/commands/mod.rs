@@ -166,9 +166,16 @@ pub(crate) fn record_corpus(args: CorpusArgs) -> anyhow::Result<ExitCode> {
         Some(path) => path,
         None => codex_binary()?,
     };
+    let transport = args
+        .transport
+        .as_deref()
+        .map(str::parse)
+        .transpose()
+        .map_err(|e: String| anyhow::anyhow!(e))?;
     let opts = CorpusOptions {
         out: args.out,
         only: args.only,
+        transport,
         acplb: locate::acplb(args.acplb.as_deref())?,
         codex,
         playback: locate::playback()?,

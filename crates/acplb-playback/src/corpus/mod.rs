@@ -6,6 +6,7 @@
 //! with [`WRAP_CODEX_VAR`] set) that copies Codex's stdout and puts one unknown event line after
 //! `turn.started`: the only part of the corpus Codex did not print itself.
 
+mod app_specs;
 mod script;
 pub mod specs;
 
@@ -17,7 +18,7 @@ use std::time::Duration;
 use crate::client::{self, Substitutions};
 use crate::error::PlaybackError;
 use crate::mock_model::codex_env::CodexTestEnv;
-use crate::mock_model::{MockConfig, MockModel};
+use crate::mock_model::{MockConfig, MockModel, Script};
 use crate::scenario::Scenario;
 pub use specs::Spec;
 
@@ -27,6 +28,8 @@ pub const WRAP_CODEX_VAR: &str = "PLAYBACK_WRAP_CODEX";
 pub const WRAP_INJECT_VAR: &str = "PLAYBACK_WRAP_INJECT";
 /// acplb arguments of every corpus recording: an unreachable model fails fast.
 pub const DEFAULT_ACPLB_ARGS: [&str; 2] = ["-c", "features.unbounded_connection_retries=false"];
+/// Mock model scenarios only the corpus uses, over the built-in ones.
+const CORPUS_MOCK: &str = include_str!("mock.toml");
 /// Longest wait for one response while recording (real Codex, real sandbox).
 const WAIT: Duration = Duration::from_secs(90);
 
@@ -37,6 +40,8 @@ pub struct CorpusOptions {
     pub out: PathBuf,
     /// Only these scenarios (all when empty).
     pub only: Vec<String>,
+    /// Only the scenarios of this transport.
+    pub transport: Option<crate::scenario::Transport>,
     /// The acplb binary.
     pub acplb: PathBuf,
     /// The real Codex binary.
@@ -53,6 +58,7 @@ pub async fn record_corpus(
     let specs: Vec<Spec> = specs::all()
         .into_iter()
         .filter(|s| opts.only.is_empty() || opts.only.iter().any(|o| o == s.name))
+        .filter(|s| opts.transport.is_none_or(|t| t == s.transport))
         .collect();
     if let Some(unknown) = opts
         .only
@@ -66,23 +72,44 @@ pub async fn record_corpus(
     std::fs::create_dir_all(&opts.out).map_err(PlaybackError::io(&opts.out))?;
     // The recorder runs in each scenario's workspace: it needs an absolute path.
     let out = std::fs::canonicalize(&opts.out).map_err(PlaybackError::io(&opts.out))?;
-    let mock = MockModel::start(MockConfig::default())
+    let script = Script::builtin().layered_with(
+        Script::from_toml_str(CORPUS_MOCK, "corpus/mock.toml")
+            .map_err(|e| PlaybackError::Session(format!("the corpus's mock scenarios: {e}")))?,
+    );
+    let mock = MockModel::start(MockConfig::default().with_script(script))
         .map_err(|e| PlaybackError::Session(format!("the mock model did not start: {e}")))?;
     let mut written = Vec::new();
+    let mut failed = Vec::new();
     for spec in &specs {
         let path = out.join(format!("{}.toml", spec.name));
         let env = CodexTestEnv::new(mock.base_url())
             .map_err(|e| PlaybackError::Session(format!("{}: {e}", spec.name)))?;
-        let scenario = record_one(spec, &env, &path, opts).await?;
-        progress(&format!(
-            "recorded {} ({} codex run(s), {} output lines)",
-            path.display(),
-            scenario.codex.len(),
-            scenario.expect.len()
-        ));
-        written.push(path);
+        // One scenario that cannot be recorded (yet) does not stop the others.
+        match record_one(spec, &env, &path, opts).await {
+            Ok(scenario) => {
+                progress(&format!(
+                    "recorded {} ({} codex run(s), {} app-server process(es), {} output lines)",
+                    path.display(),
+                    scenario.codex.len(),
+                    scenario.app_servers.len(),
+                    scenario.expect.len()
+                ));
+                written.push(path);
+            }
+            Err(e) => {
+                progress(&format!("FAILED {}: {e}", spec.name));
+                failed.push(spec.name);
+            }
+        }
     }
     mock.shutdown();
+    if !failed.is_empty() {
+        return Err(PlaybackError::Session(format!(
+            "{} scenario(s) not recorded: {}",
+            failed.len(),
+            failed.join(", ")
+        )));
+    }
     Ok(written)
 }
 
@@ -105,8 +132,7 @@ async fn record_one(
         // A home of its own keeps the user's shell profile out of Codex's `bash -lc` output.
         .env("HOME", env.root())
         .env("RUST_LOG", "error")
-        // The corpus is of `codex exec` sessions.
-        .env("ACPLB_TRANSPORT", "exec")
+        .env("ACPLB_TRANSPORT", spec.transport.as_str())
         .current_dir(env.workspace())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -140,12 +166,16 @@ async fn record_one(
         cwd: env.workspace().display().to_string(),
         playback: opts.playback.display().to_string(),
     };
-    let run = client::drive(&spec.steps, &[], &subst, stdin, stdout, WAIT).await;
+    let run = client::drive(&spec.steps, &spec.answers, &subst, stdin, stdout, WAIT).await;
     let status = child
         .wait()
         .await
         .map_err(PlaybackError::process("waiting for the recorder"))?;
     if let Some(error) = run.error {
+        // What the recorder wrote is not the scenario the spec describes.
+        if let Err(e) = std::fs::remove_file(path) {
+            tracing::debug!(error = %e, "no half-recorded scenario to remove");
+        }
         return Err(PlaybackError::Session(format!("{}: {error}", spec.name)));
     }
     if !status.success() {

@@ -58,6 +58,26 @@ impl Script {
         self
     }
 
+    /// A request sent once `after` holds, without waiting for earlier responses (a prompt
+    /// steered into a running turn).
+    pub(crate) fn request_after(mut self, after: After, method: &str, params: Value) -> Script {
+        let id = self.push(Some(after), method, params);
+        self.last_request = Some(id);
+        self
+    }
+
+    /// A notification sent once `after` holds (e.g. `session/cancel`).
+    pub(crate) fn notify_after(mut self, after: After, method: &str, params: Value) -> Script {
+        let mut message = json!({ "jsonrpc": "2.0", "method": method });
+        message["params"] = params;
+        self.steps.push(Step {
+            after: Some(after),
+            action: Action::Send(message.to_string()),
+            line: 0,
+        });
+        self
+    }
+
     /// A text prompt in the first session.
     pub(crate) fn prompt(self, text: &str) -> Script {
         self.request("session/prompt", prompt_params(text))

@@ -5,7 +5,7 @@
 use serde_json::json;
 
 use super::script::{Script, mcp_server};
-use crate::scenario::Step;
+use crate::scenario::{Step, Transport};
 
 /// An unknown event line, put after `turn.started` by the recording wrapper (real Codex 0.169.0
 /// prints no such event; a later version might).
@@ -24,6 +24,10 @@ pub struct Spec {
     pub steps: Vec<Step>,
     /// A line the wrapper injects into Codex's stdout after `turn.started`.
     pub inject: Option<&'static str>,
+    /// The transport acplb runs Codex with.
+    pub transport: Transport,
+    /// How the client answers acplb's requests (permission prompts), in order per method.
+    pub answers: Vec<crate::scenario::Answer>,
 }
 
 fn spec(name: &'static str, description: &'static str, steps: Vec<Step>) -> Spec {
@@ -33,6 +37,8 @@ fn spec(name: &'static str, description: &'static str, steps: Vec<Step>) -> Spec
         acplb_args: Vec::new(),
         steps,
         inject: None,
+        transport: Transport::Exec,
+        answers: Vec::new(),
     }
 }
 
@@ -228,5 +234,6 @@ pub fn all() -> Vec<Spec> {
     );
     unknown.inject = Some(UNKNOWN_EVENT);
     specs.push(unknown);
+    specs.extend(super::app_specs::all());
     specs
 }

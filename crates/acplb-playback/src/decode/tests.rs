@@ -130,3 +130,82 @@ fn empty_input_is_fine() {
     assert_eq!(report.format, None);
     assert!(!report.failed);
 }
+
+const DELTA: &str = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t","turnId":"u","itemId":"msg_1","delta":"Hello there."}}"#;
+const ASK: &str = r#"{"id":0,"method":"item/commandExecution/requestApproval","params":{"threadId":"t","turnId":"u","itemId":"call_1"}}"#;
+const DONE: &str =
+    r#"{"method":"turn/completed","params":{"threadId":"t","turn":{"id":"u","status":"completed"}}}"#;
+
+/// Whatever the app-server decoder makes of a delta, its text reaches an update.
+fn app_server_output_is_decoded(lines: &[String], report: &DecodeReport) {
+    assert_eq!(report.format, Some(Format::AppServer));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(r#""sessionUpdate":"agent_message_chunk""#) && l.contains("Hello there.")),
+        "{lines:#?}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l == r#"{"server_request":{"id":0,"method":"item/commandExecution/requestApproval"}}"#),
+        "{lines:#?}"
+    );
+    assert!(lines.iter().any(|l| l.starts_with(r#"{"signal":"#)), "{lines:#?}");
+    assert!(!report.failed, "{:?}", report.warnings);
+}
+
+#[test]
+fn an_app_server_transcript_and_its_other_forms() {
+    let transcript = [
+        r#"{"start":{"transport":"app-server","thread":null,"cwd":"/w","stdin_bytes":3,"server":1}}"#
+            .to_owned(),
+        r#"{"t_ms":1,"sent":{"method":"turn/start","params":{"threadId":"t"}}}"#.to_owned(),
+        format!(r#"{{"t_ms":2,"recv":{DELTA}}}"#),
+        format!(r#"{{"t_ms":3,"recv":{ASK}}}"#),
+        r#"{"t_ms":4,"sent":{"id":0,"result":{"decision":"accept"}}}"#.to_owned(),
+        format!(r#"{{"t_ms":5,"recv":{DONE}}}"#),
+    ]
+    .join("\n");
+    let (lines, report) = run(&transcript);
+    app_server_output_is_decoded(&lines, &report);
+    let sent_text = lines.iter().any(|l| l.contains("accept"));
+    assert!(!sent_text, "what acplb sent is not decoded: {lines:#?}");
+
+    let dirs = [
+        r#"{"dir":"out","msg":{"id":3,"method":"turn/start","params":{"threadId":"t"}}}"#.to_owned(),
+        format!(r#"{{"dir":"in","msg":{DELTA}}}"#),
+        format!(r#"{{"dir":"in","msg":{ASK}}}"#),
+        format!(r#"{{"dir":"in","msg":{DONE}}}"#),
+    ]
+    .join("\n");
+    let (lines, report) = run(&dirs);
+    app_server_output_is_decoded(&lines, &report);
+
+    let raw = [r#"{"id":3,"result":{"turn":{"id":"u"}}}"#, DELTA, ASK, DONE].join("\n");
+    let (lines, report) = run(&raw);
+    app_server_output_is_decoded(&lines, &report);
+}
+
+#[test]
+fn an_app_server_stream_cut_short_is_reported() {
+    let (_, report) = run(&format!("{DELTA}\nnot json\n"));
+    assert_eq!(report.format, Some(Format::AppServer));
+    assert!(report.failed);
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("in.jsonl:2: not JSON")),
+        "{:?}",
+        report.warnings
+    );
+    assert!(
+        report
+            .warnings
+            .iter()
+            .any(|w| w.contains("without turn/completed")),
+        "{:?}",
+        report.warnings
+    );
+}

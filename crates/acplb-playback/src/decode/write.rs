@@ -29,6 +29,14 @@ pub(super) enum Out {
 /// Writes every batch from `rx` to `out`, then flushes.
 pub(super) fn lines<W: Write>(rx: &Receiver<Vec<Out>>, out: &mut W) -> std::io::Result<()> {
     for batch in rx {
+        write_batch(batch, out)?;
+    }
+    out.flush()
+}
+
+/// Writes one batch.
+pub(super) fn write_batch<W: Write>(batch: Vec<Out>, out: &mut W) -> std::io::Result<()> {
+    {
         for item in batch {
             match item {
                 Out::Update(update) => {
@@ -47,5 +55,5 @@ pub(super) fn lines<W: Write>(rx: &Receiver<Vec<Out>>, out: &mut W) -> std::io::
             }
         }
     }
-    out.flush()
+    Ok(())
 }

@@ -6,12 +6,13 @@ use std::process::ExitStatus;
 
 use serde_json::Value;
 
-use super::effects;
-use super::transcript::TranscriptRun;
+use super::transcript::{TranscriptRun, Transcripts};
+use super::{app, effects};
 use crate::normalize::Normalizer;
 use crate::output::{self, Observed};
 use crate::scenario::{
-    Action, After, Answer, EventKind, ProviderEvent, ProviderRun, Scenario, Step, Workspace, thread_started,
+    Action, After, Answer, EventKind, ProviderEvent, ProviderRun, Reply, Scenario, Step, Transport,
+    Workspace, thread_opened, thread_started,
 };
 
 /// One thing that crossed the proxy, in order.
@@ -34,7 +35,9 @@ pub(crate) struct Recording<'a> {
     pub(crate) args: Vec<String>,
     pub(crate) captured: Vec<Captured>,
     pub(crate) exit: Option<ExitStatus>,
-    pub(crate) runs: Vec<TranscriptRun>,
+    pub(crate) transcripts: Transcripts,
+    /// The transport acplb ran with.
+    pub(crate) transport: Transport,
     pub(crate) playback: &'a Path,
 }
 
@@ -53,26 +56,31 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         .iter()
         .map(|s| acplb_codex::session_dir_name(s))
         .collect();
-    let threads: Vec<String> = rec
-        .runs
-        .iter()
-        .flat_map(|r| {
-            r.lines
-                .iter()
-                .filter_map(|(_, l, out)| out.then(|| thread_started(l)).flatten())
+    let runs = &rec.transcripts.runs;
+    let exec_threads = runs.iter().flat_map(|r| {
+        r.lines
+            .iter()
+            .filter_map(|(_, l, out)| out.then(|| thread_started(l)).flatten())
+    });
+    let app_threads = rec.transcripts.turns.iter().flat_map(|t| {
+        t.events.iter().filter_map(|(_, kind)| match kind {
+            EventKind::Recv(l) => thread_opened(l),
+            _ => None,
         })
-        .fold(Vec::new(), |mut v, t| {
-            if !v.contains(&t) {
-                v.push(t);
-            }
-            v
-        });
+    });
+    let threads: Vec<String> = exec_threads.chain(app_threads).fold(Vec::new(), |mut v, t| {
+        if !v.contains(&t) {
+            v.push(t);
+        }
+        v
+    });
     let mut seen = Observed {
         cwds: cwds.clone(),
         sessions: sessions.clone(),
         threads: Vec::new(),
         playback: Some(rec.playback),
         home: std::env::var("HOME").ok(),
+        codex: codex_program(&rec.args),
     };
     // Provider lines keep Codex's real thread ids; everything else gets placeholders.
     let provider_norm = output::normalizer(&seen);
@@ -85,9 +93,9 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         .filter_map(|(v, _)| v.clone())
         .collect();
     let cwd = cwds.first().cloned().unwrap_or_default();
-    let effects = effects::derive(&agent, &rec.runs, &cwd);
-    let codex = rec
-        .runs
+    let effects = effects::derive(&agent, runs, &rec.transcripts.turns, &cwd);
+    let app_servers = app::servers(&rec.transcripts, &session_dirs, &effects, &provider_norm);
+    let codex = runs
         .iter()
         .enumerate()
         .map(|(i, run)| provider_run(i, run, &session_dirs, &effects, &provider_norm))
@@ -102,15 +110,17 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
             _ => None,
         })
         .collect();
-    for (i, run) in rec.runs.iter().enumerate() {
+    for (i, run) in runs.iter().enumerate() {
         expect.push(output::codex_line(i + 1, &run.argv, run.stdin_bytes, &norm));
     }
+    expect.extend(app::expect_lines(&app_servers, &mut norm));
     expect.push(output::exit_line(rec.exit));
 
     Scenario {
         name: rec.name.clone(),
         description: rec.description.clone(),
         acplb_args: acplb_args(&rec.args, &norm),
+        transport: rec.transport,
         codex_model: recorded_codex_model(),
         workspace: Workspace {
             git: !cwd.is_empty() && Path::new(&cwd).join(".git").exists(),
@@ -123,6 +133,7 @@ pub(crate) fn scenario(rec: &Recording<'_>) -> Scenario {
         client,
         answers,
         codex,
+        app_servers,
         expect,
         source: None,
     }
@@ -207,48 +218,69 @@ fn provider_run(
     }
 }
 
-/// Client steps (each waiting for the last agent message before it) and answers.
+/// What the client had seen when it sent something.
+#[derive(Debug, Default)]
+struct SeenSoFar<'v> {
+    last: Option<&'v Value>,
+    count: usize,
+    requests: std::collections::HashMap<String, usize>,
+    text: String,
+}
+
+/// Client steps (each waiting for the last agent message before it) and answers (one per
+/// request from acplb, in order; `never` for one the client left unanswered).
 fn client_side(parsed: &[(Option<Value>, &Captured)], norm: &Normalizer) -> (Vec<Step>, Vec<Answer>) {
     let mut steps = Vec::new();
-    let mut answers = Vec::new();
-    let mut agent_requests: Vec<(Value, String)> = Vec::new();
-    let mut last_agent: Option<&Value> = None;
-    let mut agent_count = 0;
+    let mut answers: Vec<Answer> = Vec::new();
+    let mut agent_requests: Vec<(Value, usize)> = Vec::new();
+    let mut seen = SeenSoFar::default();
     for (value, captured) in parsed {
         match captured {
             Captured::Agent(_) => {
-                agent_count += 1;
-                last_agent = value.as_ref();
-                if let Some(v) = value
-                    && let (Some(method), Some(id)) = (v["method"].as_str(), v.get("id"))
+                seen.count += 1;
+                seen.last = value.as_ref();
+                let Some(v) = value else { continue };
+                if let (Some(method), Some(id)) = (v["method"].as_str(), v.get("id")) {
+                    *seen.requests.entry(method.to_owned()).or_default() += 1;
+                    agent_requests.push((id.clone(), answers.len()));
+                    answers.push(Answer {
+                        method: method.to_owned(),
+                        reply: Reply::Never,
+                        line: 0,
+                    });
+                }
+                let update = &v["params"]["update"];
+                if v["method"] == "session/update"
+                    && update["sessionUpdate"] == "agent_message_chunk"
+                    && let Some(text) = update["content"]["text"].as_str()
                 {
-                    agent_requests.push((id.clone(), method.to_owned()));
+                    seen.text.push_str(text);
                 }
             }
             Captured::Client(line) => {
                 let v = value.as_ref();
                 let is_answer = v.is_some_and(|v| v.get("method").is_none() && v.get("id").is_some());
                 if is_answer && let Some(v) = v {
-                    let method = agent_requests
-                        .iter()
-                        .find(|(id, _)| *id == v["id"])
-                        .map_or_else(|| "?".to_owned(), |(_, m)| m.clone());
                     let result = v.get("result").unwrap_or(&Value::Null).to_string();
-                    answers.push(Answer {
-                        method,
-                        result: norm.text(&result),
-                        line: 0,
-                    });
+                    let reply = Reply::Result(norm.text(&result));
+                    match agent_requests.iter().find(|(id, _)| *id == v["id"]) {
+                        Some((_, i)) => answers[*i].reply = reply,
+                        None => answers.push(Answer {
+                            method: "?".to_owned(),
+                            reply,
+                            line: 0,
+                        }),
+                    }
                     continue;
                 }
                 steps.push(Step {
-                    after: after(last_agent, agent_count, norm),
+                    after: after(&seen, norm),
                     action: Action::Send(norm.text(line)),
                     line: 0,
                 });
             }
             Captured::ClientClosed => steps.push(Step {
-                after: after(last_agent, agent_count, norm),
+                after: after(&seen, norm),
                 action: Action::Close,
                 line: 0,
             }),
@@ -257,18 +289,28 @@ fn client_side(parsed: &[(Option<Value>, &Captured)], norm: &Normalizer) -> (Vec
     (steps, answers)
 }
 
-/// The wait condition for a client message sent right after `last` (the `count`-th message).
-fn after(last: Option<&Value>, count: usize, norm: &Normalizer) -> Option<After> {
+/// Agent text a wait condition quotes: enough to be specific, short enough to read.
+const TEXT_TAIL: usize = 40;
+
+/// The wait condition for a client message sent right after what `seen` holds.
+fn after(seen: &SeenSoFar<'_>, norm: &Normalizer) -> Option<After> {
+    let count = seen.count;
     if count == 0 {
         return None;
     }
-    let Some(last) = last else {
+    let Some(last) = seen.last else {
         return Some(After::Messages(count));
     };
     if last.get("method").is_none()
         && let Some(id) = last.get("id").filter(|id| id.is_number() || id.is_string())
     {
         return Some(After::Response(id.clone()));
+    }
+    if let (Some(method), Some(_)) = (last["method"].as_str(), last.get("id")) {
+        return Some(After::Request {
+            method: method.to_owned(),
+            count: seen.requests.get(method).copied().unwrap_or(1),
+        });
     }
     let update = &last["params"]["update"];
     if last["method"] == "session/update"
@@ -277,7 +319,25 @@ fn after(last: Option<&Value>, count: usize, norm: &Normalizer) -> Option<After>
     {
         return Some(After::ToolCall(norm.text(title)));
     }
+    if update["sessionUpdate"] == "agent_message_chunk" {
+        let chars: Vec<char> = seen.text.chars().collect();
+        let tail: String = chars[chars.len().saturating_sub(TEXT_TAIL)..].iter().collect();
+        // Text that holds a run-specific path would not match in a replay.
+        if !tail.trim().is_empty() && norm.text(&tail) == tail {
+            return Some(After::Text(tail));
+        }
+    }
     Some(After::Messages(count))
+}
+
+/// The Codex program acplb ran: its `--codex`, else `$ACPLB_CODEX` (which it inherited).
+fn codex_program(args: &[String]) -> Option<String> {
+    let from_args = args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--codex=")
+            .map(str::to_owned)
+            .or_else(|| (a == "--codex").then(|| args.get(i + 1).cloned()).flatten())
+    });
+    from_args.or_else(|| std::env::var("ACPLB_CODEX").ok().filter(|c| !c.is_empty()))
 }
 
 /// acplb's arguments minus what playback sets itself (`--codex`, `--transcript-dir`).

@@ -4,6 +4,7 @@
 //! client gave its MCP servers are redacted (`secrets.rs`) and scenario files are created `0600`:
 //! they hold the conversation.
 
+mod app;
 mod build;
 mod effects;
 mod secrets;
@@ -19,7 +20,7 @@ use tokio::io::{AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _};
 pub use build::Captured;
 
 use crate::error::PlaybackError;
-use crate::scenario::{Scenario, toml_out};
+use crate::scenario::{Scenario, Transport, toml_out};
 
 /// Time acplb gets to exit after its stdin closed before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
@@ -81,19 +82,41 @@ where
     };
     let mut captured = proxy(client_in, client_out, to_agent, from_agent, disconnect).await?;
     let exit = wait_exit(&mut child).await;
-    let mut runs = transcript::read_all(transcripts.path())?;
-    secrets::redact(&mut captured, &mut runs);
+    let mut found = transcript::read_all(transcripts.path())?;
+    secrets::redact(&mut captured, &mut found);
+    let args: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let scenario = build::scenario(&build::Recording {
         name: opts.name.clone(),
         description: opts.description.clone(),
-        args: args.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        transport: transport(&args, &found),
+        args,
         captured,
         exit,
-        runs,
+        transcripts: found,
         playback: &opts.playback,
     });
     write_scenario(&opts.out, &scenario)?;
     Ok(scenario)
+}
+
+/// The transport acplb ran with: what its transcripts show, else its `--transport`, else
+/// `$ACPLB_TRANSPORT` (which it inherited), else acplb's default, app-server.
+fn transport(args: &[String], found: &transcript::Transcripts) -> Transport {
+    if !found.runs.is_empty() {
+        return Transport::Exec;
+    }
+    if !found.servers.is_empty() {
+        return Transport::AppServer;
+    }
+    let from_args = args.iter().enumerate().find_map(|(i, a)| {
+        a.strip_prefix("--transport=")
+            .map(str::to_owned)
+            .or_else(|| (a == "--transport").then(|| args.get(i + 1).cloned()).flatten())
+    });
+    from_args
+        .or_else(|| std::env::var("ACPLB_TRANSPORT").ok())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(Transport::AppServer)
 }
 
 /// Writes `scenario` to `path` (through a temporary file, so a failed write leaves no half file),

@@ -8,7 +8,8 @@ use agent_client_protocol::v1::schema::McpServer;
 use serde_json::Value;
 
 use super::build::Captured;
-use super::transcript::TranscriptRun;
+use super::transcript::Transcripts;
+use crate::scenario::EventKind;
 
 /// The secrets the client handed over in its `session/new` requests.
 pub(crate) fn known(captured: &[Captured]) -> KnownSecrets {
@@ -33,7 +34,7 @@ pub(crate) fn known(captured: &[Captured]) -> KnownSecrets {
 }
 
 /// Replaces the known secrets in the traffic and the transcripts.
-pub(crate) fn redact(captured: &mut [Captured], runs: &mut [TranscriptRun]) {
+pub(crate) fn redact(captured: &mut [Captured], transcripts: &mut Transcripts) {
     let secrets = known(captured);
     if secrets.is_empty() {
         return;
@@ -43,7 +44,24 @@ pub(crate) fn redact(captured: &mut [Captured], runs: &mut [TranscriptRun]) {
             *line = secrets.redact_known_json_line(line);
         }
     }
-    for run in runs.iter_mut() {
+    let app_events = transcripts
+        .servers
+        .iter_mut()
+        .flat_map(|s| &mut s.events)
+        .chain(transcripts.turns.iter_mut().flat_map(|t| &mut t.events));
+    for (_, kind) in app_events {
+        match kind {
+            EventKind::Sent(line) | EventKind::Recv(line) => *line = secrets.redact_known_json_line(line),
+            EventKind::Stderr(line) => *line = secrets.redact_known(line).into_owned(),
+            _ => {}
+        }
+    }
+    for server in &mut transcripts.servers {
+        for arg in &mut server.argv {
+            *arg = secrets.redact_known(arg).into_owned();
+        }
+    }
+    for run in &mut transcripts.runs {
         for arg in &mut run.argv {
             *arg = secrets.redact_known(arg).into_owned();
         }
@@ -74,20 +92,37 @@ mod tests {
                     .to_owned(),
             ),
         ];
-        let mut runs = vec![TranscriptRun {
+        let mut transcripts = Transcripts {
+            runs: vec![super::super::transcript::TranscriptRun {
+                session_dir: "s".into(),
+                turn: 1,
+                argv: vec!["exec".into()],
+                stdin_bytes: 1,
+                lines: vec![
+                    (1, r#"{"type":"x","text":"Bearer hdr-secret-42"}"#.into(), true),
+                    (2, "stderr tok-0123456789".into(), false),
+                ],
+                end: End::Exit(0),
+                created: SystemTime::UNIX_EPOCH,
+            }],
+            ..Transcripts::default()
+        };
+        transcripts.turns.push(super::super::transcript::AppTurnTranscript {
             session_dir: "s".into(),
             turn: 1,
-            argv: vec!["exec".into()],
-            stdin_bytes: 1,
-            lines: vec![
-                (1, r#"{"type":"x","text":"Bearer hdr-secret-42"}"#.into(), true),
-                (2, "stderr tok-0123456789".into(), false),
-            ],
-            end: End::Exit(0),
+            server: 1,
+            events: vec![(
+                1,
+                EventKind::Sent(
+                    r#"{"method":"thread/start","params":{"config":{"mcp_servers.gh":{"env":{"GITHUB_TOKEN":"tok-0123456789"}}}}}"#
+                        .into(),
+                ),
+            )],
             created: SystemTime::UNIX_EPOCH,
-        }];
-        redact(&mut captured, &mut runs);
-        let all = format!("{captured:?} {runs:?}");
+        });
+        redact(&mut captured, &mut transcripts);
+        let all = format!("{captured:?} {transcripts:?}");
+        let runs = &transcripts.runs;
         assert!(
             !all.contains("tok-0123456789") && !all.contains("hdr-secret-42"),
             "{all}"
@@ -99,5 +134,9 @@ mod tests {
         assert_eq!(v["params"]["mcpServers"][0]["env"][0]["value"], "[REDACTED]");
         assert_eq!(v["params"]["mcpServers"][0]["env"][0]["name"], "GITHUB_TOKEN");
         assert_eq!(runs[0].lines[1].1, "stderr [REDACTED]");
+        let EventKind::Sent(sent) = &transcripts.turns[0].events[0].1 else {
+            panic!()
+        };
+        assert!(sent.contains(r#""GITHUB_TOKEN":"[REDACTED]""#), "{sent}");
     }
 }

@@ -95,8 +95,8 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     for var in ACPLB_VARS {
         command.env_remove(var);
     }
-    // The stand-in speaks `codex exec --json`; a scenario's own `--transport` wins.
-    command.env("ACPLB_TRANSPORT", "exec");
+    // The transport the scenario was recorded on; a `--transport` in its arguments wins.
+    command.env("ACPLB_TRANSPORT", scenario.transport.as_str());
     let mut child = command.spawn().map_err(|source| PlaybackError::Spawn {
         program: opts.acplb.clone(),
         source,
@@ -123,11 +123,15 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
         threads: scenario.thread_ids(),
         playback: Some(&opts.playback),
         home: Some(dir.home().display().to_string()),
+        codex: Some(dir.codex().display().to_string()),
     };
     let mut norm = output::normalizer(&seen);
     let mut lines: Vec<String> = run.received.iter().map(|l| norm.json_line(l)).collect();
     for (i, s) in standin::read_seen(&dir.state()).iter().enumerate() {
         lines.push(output::codex_line(i + 1, &s.argv, s.stdin_bytes, &norm));
+    }
+    for (i, (seen, sent)) in standin::read_seen_app_servers(&dir.state()).iter().enumerate() {
+        lines.extend(output::app_server_lines(i + 1, &seen.argv, sent, &mut norm));
     }
     lines.push(output::exit_line(status));
     let mut notes: Vec<String> = run.error.into_iter().collect();

@@ -61,6 +61,8 @@ pub(super) fn prepare(
             cwd: replay.cwd(),
             speed,
             runs: runs_for(scenario, &replay.cwd()),
+            transport: scenario.transport,
+            app_servers: app_servers_for(scenario, &replay.cwd(), playback),
         },
     )?;
     Ok(replay)
@@ -77,11 +79,44 @@ fn runs_for(scenario: &Scenario, cwd: &Path) -> Vec<crate::scenario::ProviderRun
             match &mut event.kind {
                 EventKind::Stdout(line) => *line = line.replace("<cwd>", in_json),
                 EventKind::Stderr(line) => *line = line.replace("<cwd>", &raw),
-                EventKind::Write { .. } | EventKind::Delete { .. } => {}
+                EventKind::Write { .. }
+                | EventKind::Delete { .. }
+                | EventKind::Sent(_)
+                | EventKind::Recv(_) => {}
             }
         }
     }
     runs
+}
+
+/// The recorded app-server processes with `<cwd>` and `<playback>` replaced (in messages, as
+/// JSON string contents), so what Codex says and what acplb is expected to send are about the
+/// replay's workspace.
+fn app_servers_for(scenario: &Scenario, cwd: &Path, playback: &Path) -> Vec<crate::scenario::AppServerRun> {
+    let in_json = |s: &str| {
+        let quoted = serde_json::Value::String(s.to_owned()).to_string();
+        quoted[1..quoted.len() - 1].to_owned()
+    };
+    let (cwd, playback) = (cwd.display().to_string(), playback.display().to_string());
+    let (cwd_json, playback_json) = (in_json(&cwd), in_json(&playback));
+    let mut servers = scenario.app_servers.clone();
+    let events = servers.iter_mut().flat_map(|s| {
+        s.events
+            .iter_mut()
+            .chain(s.turns.iter_mut().flat_map(|t| &mut t.events))
+    });
+    for event in events {
+        match &mut event.kind {
+            EventKind::Sent(line) | EventKind::Recv(line) => {
+                *line = line
+                    .replace("<cwd>", &cwd_json)
+                    .replace("<playback>", &playback_json);
+            }
+            EventKind::Stderr(line) => *line = line.replace("<cwd>", &cwd),
+            _ => {}
+        }
+    }
+    servers
 }
 
 fn write_workspace(scenario: &Scenario, cwd: &Path) -> Result<(), PlaybackError> {

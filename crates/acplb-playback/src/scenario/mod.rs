@@ -30,6 +30,8 @@ pub struct Scenario {
     pub description: String,
     /// Arguments acplb ran with (no `--codex`, no `--transcript-dir`: playback sets those).
     pub acplb_args: Vec<String>,
+    /// The Codex transport acplb used (a replay starts acplb with the same `--transport`).
+    pub transport: Transport,
     /// The model Codex's own configuration named when the session was recorded (acplb shows it
     /// as the current model); a replay gives its Codex home that configuration. `None`: Codex's
     /// built-in default.
@@ -40,8 +42,11 @@ pub struct Scenario {
     pub client: Vec<Step>,
     /// Answers to the agent's requests (e.g. `session/request_permission`), in order per method.
     pub answers: Vec<Answer>,
-    /// Each Codex process acplb started, in the order it started them.
+    /// Each Codex process acplb started, in the order it started them (`exec` transport).
     pub codex: Vec<ProviderRun>,
+    /// Each `codex app-server` process acplb started, in order, with the turns it served
+    /// (`app-server` transport).
+    pub app_servers: Vec<AppServerRun>,
     /// The expected output of a replay: normalized JSON lines.
     pub expect: Vec<String>,
     /// Where the scenario was loaded from, for messages.
@@ -86,6 +91,19 @@ pub enum After {
     ToolCall(String),
     /// At least this many messages from the agent.
     Messages(usize),
+    /// At least `count` requests with this method from the agent (e.g. permission requests).
+    Request {
+        /// The request's method.
+        method: String,
+        /// How many must have arrived.
+        count: usize,
+    },
+    /// The text of the agent's messages so far (every `agent_message_chunk`, joined) contains
+    /// this: unlike a message count, this holds whatever else a decoder sends around it.
+    Text(String),
+    /// The inner condition, then this many milliseconds more (live recordings only, e.g. so a
+    /// command has started before a cancel; never written to a scenario file).
+    Paused(Box<After>, u64),
 }
 
 /// What the client does.
@@ -102,10 +120,33 @@ pub enum Action {
 pub struct Answer {
     /// The request's method.
     pub method: String,
-    /// The JSON `result` to send back.
-    pub result: String,
+    /// What to send back.
+    pub reply: Reply,
     /// Line in the scenario file.
     pub line: usize,
+}
+
+/// How the client answers a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reply {
+    /// This JSON `result`.
+    Result(String),
+    /// No answer at all (the client left a permission prompt open, e.g. until it cancelled).
+    Never,
+    /// The permission option of this kind among those offered (live recordings only).
+    Pick(Pick),
+}
+
+/// Which permission option a scripted client picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// `allow_once`.
+    AllowOnce,
+    /// The option allowing for the rest of the session (its id or name says "session"), else
+    /// the first `allow_always`.
+    AllowSession,
+    /// `reject_once`, else `reject_always`.
+    Reject,
 }
 
 /// One Codex process: what it printed, when, and how it ended.
@@ -120,6 +161,70 @@ pub struct ProviderRun {
     /// How it ended.
     pub end: End,
     /// Line of its `[[codex]]` header.
+    pub line: usize,
+}
+
+/// How acplb ran Codex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Transport {
+    /// One `codex exec --json` per turn (the format's only transport before app-server).
+    #[default]
+    Exec,
+    /// One long-lived `codex app-server` shared by the sessions, spoken to over JSON-RPC.
+    AppServer,
+}
+
+impl Transport {
+    /// The spelling of acplb's `--transport` and of the scenario file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Exec => "exec",
+            Transport::AppServer => "app-server",
+        }
+    }
+}
+
+impl std::str::FromStr for Transport {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "exec" => Ok(Transport::Exec),
+            "app-server" => Ok(Transport::AppServer),
+            other => Err(format!(
+                "unknown transport `{other}` (expected `exec` or `app-server`)"
+            )),
+        }
+    }
+}
+
+/// One `codex app-server` process: its own exchange (`initialize`), its stderr, how it ended,
+/// and the turns of each session it served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppServerRun {
+    /// Its arguments (without the program).
+    pub argv: Vec<String>,
+    /// The `initialize` exchange (`Sent`/`Recv`) and stderr lines, in order.
+    pub events: Vec<ProviderEvent>,
+    /// How it ended: `Cancelled` when acplb stopped it (written `stopped = true`).
+    pub end: End,
+    /// The turns it served, in the order they started.
+    pub turns: Vec<AppTurn>,
+    /// Line of its `[[app_server]]` header.
+    pub line: usize,
+}
+
+/// One turn of one session on an app-server: the JSON-RPC messages of its thread, both ways.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppTurn {
+    /// The ACP session (`<session-1>`, ...).
+    pub session: String,
+    /// The turn number within that session (1-based).
+    pub turn: u64,
+    /// The messages (`Sent`, `Recv`) and the file changes, in order; `t_ms` counts from the
+    /// turn's start.
+    pub events: Vec<ProviderEvent>,
+    /// Line of its `[[app_server.turn]]` header.
     pub line: usize,
 }
 
@@ -153,6 +258,11 @@ pub enum EventKind {
         /// Path relative to the workspace.
         path: String,
     },
+    /// A JSON-RPC message acplb sent to app-server (transcript form: requests without ids,
+    /// answers with the server's id).
+    Sent(String),
+    /// A JSON-RPC message app-server sent to acplb (results carry the request's `method`).
+    Recv(String),
 }
 
 /// How a Codex process ended.
@@ -178,17 +288,26 @@ impl Scenario {
         raw::parse(text, path)
     }
 
-    /// The thread ids the provider side starts (`thread.started`), in order of first appearance.
+    /// The thread ids the provider side starts (`thread.started`, or the thread of a
+    /// `thread/start` or `thread/resume` result), in order of first appearance.
     pub fn thread_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
-        for run in &self.codex {
-            for event in &run.events {
-                if let EventKind::Stdout(line) = &event.kind
-                    && let Some(id) = thread_started(line)
-                    && !ids.contains(&id)
-                {
-                    ids.push(id);
-                }
+        let exec = self.codex.iter().flat_map(|r| &r.events);
+        let app = self
+            .app_servers
+            .iter()
+            .flat_map(|s| &s.turns)
+            .flat_map(|t| &t.events);
+        for event in exec.chain(app) {
+            let id = match &event.kind {
+                EventKind::Stdout(line) => thread_started(line),
+                EventKind::Recv(line) => thread_opened(line),
+                _ => None,
+            };
+            if let Some(id) = id
+                && !ids.contains(&id)
+            {
+                ids.push(id);
             }
         }
         ids
@@ -212,6 +331,19 @@ pub fn thread_started(line: &str) -> Option<String> {
         return None;
     }
     Some(value.get("thread_id")?.as_str()?.to_owned())
+}
+
+/// The thread id of an app-server `thread/start` or `thread/resume` result (transcript form).
+pub fn thread_opened(line: &str) -> Option<String> {
+    if !line.contains("\"thread/") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(line).ok()?;
+    let method = value.get("method")?.as_str()?;
+    if !matches!(method, "thread/start" | "thread/resume") {
+        return None;
+    }
+    Some(value.pointer("/result/thread/id")?.as_str()?.to_owned())
 }
 
 #[cfg(test)]

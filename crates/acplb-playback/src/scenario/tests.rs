@@ -11,6 +11,7 @@ fn sample() -> Scenario {
         name: "sample".into(),
         description: "it's a \"test\"".into(),
         acplb_args: vec!["-c".into(), "model=\"gpt-5.5\"".into()],
+        transport: Transport::Exec,
         codex_model: Some("gpt-5.5".into()),
         workspace: Workspace {
             git: true,
@@ -51,9 +52,10 @@ fn sample() -> Scenario {
         ],
         answers: vec![Answer {
             method: "session/request_permission".into(),
-            result: r#"{"outcome":{"outcome":"cancelled"}}"#.into(),
+            reply: Reply::Result(r#"{"outcome":{"outcome":"cancelled"}}"#.into()),
             line: 0,
         }],
+        app_servers: Vec::new(),
         codex: vec![ProviderRun {
             session: "<session-1>".into(),
             turn: 1,
@@ -108,7 +110,150 @@ fn strip(mut s: Scenario) -> Scenario {
         run.line = 0;
         run.events.iter_mut().for_each(|e| e.line = 0);
     }
+    for server in &mut s.app_servers {
+        server.line = 0;
+        server.events.iter_mut().for_each(|e| e.line = 0);
+        for turn in &mut server.turns {
+            turn.line = 0;
+            turn.events.iter_mut().for_each(|e| e.line = 0);
+        }
+    }
     s
+}
+
+fn event(t_ms: u64, kind: EventKind) -> ProviderEvent {
+    ProviderEvent { t_ms, kind, line: 0 }
+}
+
+/// A scenario recorded on app-server: processes, turns, the newer waits and answers.
+fn app_sample() -> Scenario {
+    let mut s = sample();
+    s.codex.clear();
+    s.transport = Transport::AppServer;
+    s.client.push(Step {
+        after: Some(After::Request {
+            method: "session/request_permission".into(),
+            count: 2,
+        }),
+        action: Action::Close,
+        line: 0,
+    });
+    s.client.push(Step {
+        after: Some(After::Text("it's \"done\"".into())),
+        action: Action::Close,
+        line: 0,
+    });
+    s.answers.push(Answer {
+        method: "session/request_permission".into(),
+        reply: Reply::Never,
+        line: 0,
+    });
+    let turn = |session: &str, n| AppTurn {
+        session: session.into(),
+        turn: n,
+        events: vec![
+            event(
+                1,
+                EventKind::Sent(r#"{"method":"turn/start","params":{"threadId":"t"}}"#.into()),
+            ),
+            event(
+                2,
+                EventKind::Recv(
+                    r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"t":"I'll"}}"#.into(),
+                ),
+            ),
+            event(
+                3,
+                EventKind::Sent(r#"{"id":0,"result":{"decision":"accept"}}"#.into()),
+            ),
+            event(
+                4,
+                EventKind::Write {
+                    path: "a.txt".into(),
+                    text: "x\n".into(),
+                },
+            ),
+            event(5, EventKind::Recv(r#"{"gone":{"status":"signal: 9"}}"#.into())),
+        ],
+        line: 0,
+    };
+    s.app_servers = vec![
+        AppServerRun {
+            argv: vec!["app-server".into(), "-c".into(), "x=1".into()],
+            events: vec![
+                event(
+                    0,
+                    EventKind::Sent(r#"{"method":"initialize","params":{}}"#.into()),
+                ),
+                event(9, EventKind::Stderr("WARNING: 'x'".into())),
+            ],
+            end: End::Signal(9),
+            turns: vec![turn("<session-1>", 1), turn("<session-2>", 1)],
+            line: 0,
+        },
+        AppServerRun {
+            argv: vec!["app-server".into()],
+            events: Vec::new(),
+            end: End::Cancelled,
+            turns: vec![turn("<session-1>", 2)],
+            line: 0,
+        },
+    ];
+    s
+}
+
+#[test]
+fn app_server_scenarios_read_back_the_same() {
+    let text = toml_out::to_toml(&app_sample());
+    assert!(text.contains("transport = 'app-server'"), "{text}");
+    assert!(text.contains("end = { stopped = true }"), "{text}");
+    assert!(
+        text.contains("after = { request = 'session/request_permission', count = 2 }"),
+        "{text}"
+    );
+    assert!(text.contains("never = true"), "{text}");
+    let back = Scenario::parse(&text, Path::new("s.toml")).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(strip(back.clone()), app_sample(), "{text}");
+    assert_eq!(back.app_servers[1].turns[0].session, "<session-1>");
+    assert_eq!(back.app_servers[0].turns.len(), 2);
+}
+
+#[test]
+fn app_server_tables_are_checked() {
+    let base = toml_out::to_toml(&app_sample());
+    let cases = [
+        (
+            base.replace("transport = 'app-server'\n", ""),
+            "`[[app_server]]` needs `transport = 'app-server'`",
+        ),
+        (
+            base.replace("transport = 'app-server'", "transport = 'pigeon'"),
+            "unknown transport `pigeon`",
+        ),
+        (
+            base.replacen("{ t = 4, write = 'a.txt'", "{ t = 4, out = 'a.txt'", 1),
+            "an event here needs `t` and exactly one of `sent`, `recv`, `write`",
+        ),
+        (
+            base.replacen("end = { stopped = true }", "end = { cancelled = true }", 1),
+            "`end` needs exactly one of `code = N`, `signal = N` and `stopped = true`",
+        ),
+        (
+            base.replacen(
+                r#"sent = '{"method":"initialize","params":{}}'"#,
+                "sent = 'nope'",
+                1,
+            ),
+            "a `sent`/`recv` message is not JSON",
+        ),
+    ];
+    for (text, message) in cases {
+        let err = Scenario::parse(&text, Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("s.toml:"), "{err}");
+        assert!(err.contains(message), "{err}\n{text}");
+    }
 }
 
 #[test]
@@ -203,7 +348,7 @@ fn invalid_files_name_the_line() {
             &format!(
                 "{head}[[codex]]\nsession = 's'\nturn = 1\nend = {{ code = 0 }}\nevents = [\n  {{ t = 1, out = 'a' }},\n  {{ t = 2, out = 'b', err = 'c' }},\n]\n"
             ),
-            "s.toml:9: an event needs `t` and exactly one of",
+            "s.toml:9: an event here needs `t` and exactly one of `out`, `err`",
         ),
         (
             &format!(

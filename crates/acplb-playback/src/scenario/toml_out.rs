@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{Action, After, End, EventKind, Scenario, VERSION};
+use super::{Action, After, End, EventKind, ProviderEvent, Reply, Scenario, Transport, VERSION};
 
 const HEADER: &str = "\
 # A playback scenario: one ACP session through acplb, with Codex's side recorded.
@@ -24,10 +24,14 @@ pub fn to_toml(scenario: &Scenario) -> String {
     if let Some(model) = &scenario.codex_model {
         let _ = writeln!(out, "codex_model = {}", quote(model));
     }
+    if scenario.transport != Transport::Exec {
+        let _ = writeln!(out, "transport = {}", quote(scenario.transport.as_str()));
+    }
     write_workspace(scenario, &mut out);
     write_client(scenario, &mut out);
     write_answers(scenario, &mut out);
     write_codex(scenario, &mut out);
+    write_app_servers(scenario, &mut out);
     out.push_str(&expect_section(&scenario.expect));
     out
 }
@@ -62,17 +66,8 @@ fn write_client(scenario: &Scenario, out: &mut String) {
     );
     for step in &scenario.client {
         out.push_str("[[client]]\n");
-        match &step.after {
-            Some(After::Response(id)) => {
-                let _ = writeln!(out, "after = {{ response = {} }}", json_scalar(id));
-            }
-            Some(After::ToolCall(title)) => {
-                let _ = writeln!(out, "after = {{ tool_call = {} }}", quote(title));
-            }
-            Some(After::Messages(n)) => {
-                let _ = writeln!(out, "after = {{ messages = {n} }}");
-            }
-            None => {}
+        if let Some(after) = &step.after {
+            let _ = writeln!(out, "after = {{ {} }}", after_body(after));
         }
         match &step.action {
             Action::Send(message) => {
@@ -84,6 +79,18 @@ fn write_client(scenario: &Scenario, out: &mut String) {
     }
 }
 
+/// The inside of an `after = { … }` table (a pause of a live recording is not kept).
+fn after_body(after: &After) -> String {
+    match after {
+        After::Response(id) => format!("response = {}", json_scalar(id)),
+        After::ToolCall(title) => format!("tool_call = {}", quote(title)),
+        After::Messages(n) => format!("messages = {n}"),
+        After::Request { method, count } => format!("request = {}, count = {count}", quote(method)),
+        After::Text(text) => format!("text = {}", quote(text)),
+        After::Paused(inner, _) => after_body(inner),
+    }
+}
+
 fn write_answers(scenario: &Scenario, out: &mut String) {
     if scenario.answers.is_empty() {
         return;
@@ -92,7 +99,13 @@ fn write_answers(scenario: &Scenario, out: &mut String) {
     for answer in &scenario.answers {
         out.push_str("[[answers]]\n");
         let _ = writeln!(out, "method = {}", quote(&answer.method));
-        let _ = writeln!(out, "result = {}\n", quote(&answer.result));
+        match &answer.reply {
+            Reply::Result(result) => {
+                let _ = writeln!(out, "result = {}\n", quote(result));
+            }
+            // A pick is resolved when the live client answers; a file never holds one.
+            Reply::Never | Reply::Pick(_) => out.push_str("never = true\n\n"),
+        }
     }
 }
 
@@ -110,21 +123,55 @@ fn write_codex(scenario: &Scenario, out: &mut String) {
             End::Cancelled => "{ cancelled = true }".to_owned(),
         };
         let _ = writeln!(out, "end = {end}");
-        out.push_str("events = [\n");
-        for event in &run.events {
-            let t = event.t_ms;
-            let body = match &event.kind {
-                EventKind::Stdout(line) => format!("out = {}", quote(line)),
-                EventKind::Stderr(line) => format!("err = {}", quote(line)),
-                EventKind::Write { path, text } => {
-                    format!("write = {}, text = {}", quote(path), quote(text))
-                }
-                EventKind::Delete { path } => format!("delete = {}", quote(path)),
-            };
-            let _ = writeln!(out, "  {{ t = {t}, {body} }},");
-        }
-        out.push_str("]\n\n");
+        write_events(&run.events, out);
     }
+}
+
+fn write_app_servers(scenario: &Scenario, out: &mut String) {
+    if scenario.app_servers.is_empty() {
+        return;
+    }
+    out.push_str(
+        "# The provider: every `codex app-server` process acplb started, in order, with its `initialize`\n\
+         # exchange and stderr, then the turns it served: the JSON-RPC of each session's thread, both ways\n\
+         # (`sent`: acplb to Codex, `recv`: Codex to acplb); `t` is milliseconds since the process or turn started.\n",
+    );
+    for server in &scenario.app_servers {
+        out.push_str("[[app_server]]\n");
+        let _ = writeln!(out, "argv = {}", string_array(&server.argv));
+        let end = match server.end {
+            End::Exit(code) => format!("{{ code = {code} }}"),
+            End::Signal(signal) => format!("{{ signal = {signal} }}"),
+            End::Cancelled => "{ stopped = true }".to_owned(),
+        };
+        let _ = writeln!(out, "end = {end}");
+        write_events(&server.events, out);
+        for turn in &server.turns {
+            out.push_str("[[app_server.turn]]\n");
+            let _ = writeln!(out, "session = {}", quote(&turn.session));
+            let _ = writeln!(out, "turn = {}", turn.turn);
+            write_events(&turn.events, out);
+        }
+    }
+}
+
+fn write_events(events: &[ProviderEvent], out: &mut String) {
+    out.push_str("events = [\n");
+    for event in events {
+        let t = event.t_ms;
+        let body = match &event.kind {
+            EventKind::Stdout(line) => format!("out = {}", quote(line)),
+            EventKind::Stderr(line) => format!("err = {}", quote(line)),
+            EventKind::Write { path, text } => {
+                format!("write = {}, text = {}", quote(path), quote(text))
+            }
+            EventKind::Delete { path } => format!("delete = {}", quote(path)),
+            EventKind::Sent(line) => format!("sent = {}", quote(line)),
+            EventKind::Recv(line) => format!("recv = {}", quote(line)),
+        };
+        let _ = writeln!(out, "  {{ t = {t}, {body} }},");
+    }
+    out.push_str("]\n\n");
 }
 
 fn string_array(items: &[String]) -> String {

@@ -3,12 +3,16 @@
 //! (with the recorded delays at `--speed real`), makes its file changes, and exits with the
 //! recorded status; on SIGINT it exits 1 and on SIGTERM 143, as Codex 0.169.0 does.
 //!
+//! Started as `codex app-server` for a scenario recorded on that transport, it plays the
+//! recorded JSON-RPC instead ([`app`]).
+//!
 //! Ordering across the two pipes: acplb reads stdout and stderr concurrently, so two lines
 //! written back to back on different pipes may be read in either order. Before a line on the
 //! other pipe (and before a file change) the stand-in therefore writes one line at
 //! a time and waits until acplb has read each ([`pipe::FdPipe::wait_drained`]): a read of a
 //! pipe holding exactly one line hands that line on at once, so the order is the recorded one.
 
+mod app;
 mod pipe;
 
 use std::io::Read as _;
@@ -18,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::PlaybackError;
-use crate::scenario::{End, EventKind, ProviderRun};
+use crate::scenario::{AppServerRun, End, EventKind, ProviderRun, Transport};
 pub use pipe::FdPipe;
 
 /// The environment variable naming the replay's state directory.
@@ -48,8 +52,14 @@ pub struct State {
     pub cwd: PathBuf,
     /// Playback speed.
     pub speed: Speed,
-    /// The runs, placeholders already replaced.
+    /// The runs, placeholders already replaced (`exec`).
     pub runs: Vec<ProviderRun>,
+    /// The transport the scenario was recorded on.
+    #[serde(default)]
+    pub transport: Transport,
+    /// The app-server processes, placeholders already replaced (`app-server`).
+    #[serde(default)]
+    pub app_servers: Vec<AppServerRun>,
 }
 
 /// What the stand-in saw of its invocation (`seen/<n>.json`).
@@ -88,6 +98,28 @@ pub fn read_seen(dir: &Path) -> Vec<Seen> {
         .collect()
 }
 
+/// What an app-server stand-in saw: per process (in order), its arguments and every message
+/// acplb sent it with its stream (`(stream, transcript-form JSON)`).
+pub fn read_seen_app_servers(dir: &Path) -> Vec<(Seen, Vec<(usize, String)>)> {
+    (1..)
+        .map_while(|n| {
+            let seen = std::fs::read_to_string(dir.join("seen").join(format!("app-server-{n}.json"))).ok()?;
+            let seen: Seen = serde_json::from_str(&seen).ok()?;
+            let log = std::fs::read_to_string(dir.join("seen").join(format!("app-server-{n}.jsonl")))
+                .unwrap_or_default();
+            let sent = log
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .map(|v| {
+                    let stream = v["stream"].as_u64().and_then(|s| usize::try_from(s).ok());
+                    (stream.unwrap_or(0), v["msg"].to_string())
+                })
+                .collect();
+            Some((seen, sent))
+        })
+        .collect()
+}
+
 /// Notes the stand-in left (problems with the scenario seen while playing).
 pub fn read_notes(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("notes.log"))
@@ -118,7 +150,11 @@ pub fn run(dir: &Path, argv: Vec<String>) -> Result<Exit, PlaybackError> {
         line: e.line(),
         message: e.to_string(),
     })?;
-    let n = claim(dir)?;
+    if state.transport == Transport::AppServer {
+        let n = claim(dir, "app-server-")?;
+        return app::run(dir, &state, argv, n);
+    }
+    let n = claim(dir, "")?;
     let mut stdin = Vec::new();
     // Codex reads the whole prompt before it starts; so does the stand-in.
     std::io::stdin()
@@ -147,10 +183,11 @@ pub fn run(dir: &Path, argv: Vec<String>) -> Result<Exit, PlaybackError> {
     runtime.block_on(play_until_signal(&state, run))
 }
 
-/// Claims the lowest run number nobody took yet (acplb starts one Codex at a time per session).
-fn claim(dir: &Path) -> Result<usize, PlaybackError> {
+/// Claims the lowest run number nobody took yet (acplb starts one Codex at a time per session);
+/// app-server processes count apart (`prefix`).
+fn claim(dir: &Path, prefix: &str) -> Result<usize, PlaybackError> {
     for n in 1..100_000 {
-        let path = dir.join("claims").join(n.to_string());
+        let path = dir.join("claims").join(format!("{prefix}{n}"));
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -193,7 +230,7 @@ pub(crate) fn plan(run: &ProviderRun) -> Vec<bool> {
     // The pipe each event needs acplb to have read up to: 1 = stdout, 2 = stderr; a file
     // change counts as stderr, because it is preceded by a sync line there.
     let pipe = |kind: &EventKind| match kind {
-        EventKind::Stdout(_) => 1,
+        EventKind::Stdout(_) | EventKind::Sent(_) | EventKind::Recv(_) => 1,
         EventKind::Stderr(_) | EventKind::Write { .. } | EventKind::Delete { .. } => 2,
     };
     let mut wait = vec![false; run.events.len()];
@@ -250,6 +287,8 @@ async fn play(
                 let file = state.cwd.join(path);
                 std::fs::remove_file(&file).map_err(PlaybackError::io(&file))?;
             }
+            // Not in a `codex exec` run (the loader refuses them there).
+            EventKind::Sent(_) | EventKind::Recv(_) => {}
         }
     }
     out.flush()

@@ -62,13 +62,19 @@ fn state_round_trip_and_claims() {
         cwd: "/w".into(),
         speed: Speed::Real,
         runs: vec![run_of("oe")],
+        transport: Transport::Exec,
+        app_servers: Vec::new(),
     };
     write_state(dir.path(), &state).unwrap();
     let text = std::fs::read_to_string(dir.path().join("state.json")).unwrap();
     let back: State = serde_json::from_str(&text).unwrap();
     assert_eq!(back.runs, state.runs);
     assert_eq!(back.speed, Speed::Real);
-    assert_eq!((claim(dir.path()).unwrap(), claim(dir.path()).unwrap()), (1, 2));
+    assert_eq!(
+        (claim(dir.path(), "").unwrap(), claim(dir.path(), "").unwrap()),
+        (1, 2)
+    );
+    assert_eq!(claim(dir.path(), "app-server-").unwrap(), 1);
     std::fs::write(
         dir.path().join("seen/1.json"),
         r#"{"argv":["exec"],"stdin_bytes":3}"#,

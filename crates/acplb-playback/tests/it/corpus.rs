@@ -18,6 +18,18 @@ fn the_whole_corpus_passes_check_in_under_30_seconds() {
         })
         .count();
     assert!(files >= 20, "the corpus has {files} scenarios");
+    let app_server = std::fs::read_dir(&corpus)
+        .unwrap()
+        .filter(|e| {
+            let name = e.as_ref().unwrap().file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("as-") && name.ends_with(".toml")
+        })
+        .count();
+    assert!(
+        app_server >= 15,
+        "the corpus has {app_server} app-server scenarios"
+    );
     // Built (if need be) before the clock starts.
     crate::bins::acplb();
     let started = Instant::now();

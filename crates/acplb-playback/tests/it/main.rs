@@ -2,6 +2,7 @@
 // Test helpers outside `#[test]` functions panic on purpose, like the tests themselves.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod app_server;
 mod bad_input;
 mod bins;
 mod cli;

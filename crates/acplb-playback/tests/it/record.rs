@@ -35,6 +35,8 @@ fn a_live_recording_through_real_codex_replays_identically() {
             "shell",
             "--only",
             "patch-add-update",
+            "--only",
+            "as-plain",
             "--out",
         ])
         .arg(dir.path())
@@ -58,10 +60,14 @@ fn a_live_recording_through_real_codex_replays_identically() {
         patch.workspace.files.get("README.md").map(String::as_str),
         Some("# demo repo\n")
     );
+    let app = Scenario::load(&dir.path().join("as-plain.toml")).unwrap();
+    assert_eq!(app.transport, acplb_playback::scenario::Transport::AppServer);
+    assert_eq!(app.app_servers.len(), 1);
+    assert_eq!(app.app_servers[0].turns.len(), 1);
     let check = playback(&["check", dir.path().to_str().unwrap()]);
     assert!(check.status.success(), "{:?}", text(&check));
     assert!(
-        text(&check).0.contains("2 passed, 0 failed"),
+        text(&check).0.contains("3 passed, 0 failed"),
         "{:?}",
         text(&check)
     );

@@ -41,6 +41,8 @@ fn state_with(dir: &std::path::Path, end: End) {
         cwd: dir.to_path_buf(),
         speed: Speed::Max,
         runs: vec![run],
+        transport: acplb_playback::scenario::Transport::Exec,
+        app_servers: Vec::new(),
     };
     write_state(&dir.join("state"), &state).unwrap();
 }

@@ -76,7 +76,11 @@ fn build() -> Scenario {
             .to_vec(),
         captured: recording(),
         exit: None,
-        runs: vec![transcript()],
+        transcripts: Transcripts {
+            runs: vec![transcript()],
+            ..Transcripts::default()
+        },
+        transport: Transport::Exec,
         playback: Path::new("/bin/pb"),
     })
 }
@@ -109,7 +113,10 @@ fn client_steps_wait_for_what_came_before_them() {
     assert!(cancel.contains(r#""sessionId":"<session-1>""#), "{cancel}");
     assert_eq!(s.answers.len(), 1);
     assert_eq!(s.answers[0].method, "session/request_permission");
-    assert_eq!(s.answers[0].result, r#"{"outcome":{"outcome":"cancelled"}}"#);
+    assert_eq!(
+        s.answers[0].reply,
+        Reply::Result(r#"{"outcome":{"outcome":"cancelled"}}"#.into())
+    );
     assert_eq!(s.acplb_args, ["-c", "a=b"]);
 }
 
