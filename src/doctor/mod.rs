@@ -110,11 +110,17 @@ async fn transport(cli: &Cli, program: &Path, limit: Duration, out: &mut impl Wr
     }
     let probe = probe::run(program, &["app-server", "--help"], std::env::temp_dir(), limit).await;
     if matches!(&probe, Outcome::Exited { status, .. } if status.success()) {
-        writeln!(out, "transport: app-server ({from}): one `codex app-server` shared by all sessions")?;
+        writeln!(
+            out,
+            "transport: app-server ({from}): one `codex app-server` shared by all sessions"
+        )?;
         Ok(true)
     } else {
         writeln!(out, "transport: app-server ({from}): FAILED {}", failure(&probe))?;
-        writeln!(out, "          this Codex has no `app-server`; update it, or run acplb with `--transport exec`")?;
+        writeln!(
+            out,
+            "          this Codex has no `app-server`; update it, or run acplb with `--transport exec`"
+        )?;
         Ok(false)
     }
 }

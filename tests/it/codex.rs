@@ -171,7 +171,7 @@ async fn patch_refused_in_read_only_mode_is_a_failed_edit_not_silence() {
         .into_iter()
         .filter(|u| u["toolCallId"] == edits[0]["toolCallId"])
         .filter_map(|u| u["status"].as_str().map(str::to_owned))
-        .last();
+        .next_back();
     assert_eq!(last_status.as_deref(), Some("failed"), "{:?}", updates.json());
     if crate::harness::transport() == "exec" {
         assert!(edits[0].to_string().contains("read-only"), "{}", edits[0]);

@@ -116,7 +116,7 @@ fn bench_pipeline(c: &mut Criterion) {
                 developer_instructions: vec![],
                 env: vec![],
                 notes: vec![],
-                steer: Default::default(),
+                steer: acplb_core::provider::SteerInbox::default(),
             },
             |mut turn| {
                 runtime.block_on(pipeline.on_prompt(&ctx, &mut turn)).unwrap();

@@ -95,7 +95,7 @@ impl ProviderAdapter for CodexAdapter {
 
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         match &self.server {
-            Some(server) => server.open_session(setup),
+            Some(server) => Ok(server.open_session(setup)),
             None => Ok(exec::open_exec_session(&self.options, setup)),
         }
     }

@@ -130,7 +130,7 @@ mod tests {
             developer_instructions: vec![],
             env: vec![],
             notes: vec![],
-            steer: Default::default(),
+            steer: acplb_core::provider::SteerInbox::default(),
         }
     }
 

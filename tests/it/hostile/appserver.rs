@@ -55,7 +55,10 @@ async fn a_server_that_dies_at_start_is_explained_and_started_again_only_on_dema
     }
     let count = std::fs::read_to_string(&starts).unwrap().lines().count();
     // One start in the background at session/new may coincide with the first prompt's.
-    assert!((2..=3).contains(&count), "started once per need, not in a loop: {count}");
+    assert!(
+        (2..=3).contains(&count),
+        "started once per need, not in a loop: {count}"
+    );
 }
 
 #[tokio::test]
@@ -80,7 +83,10 @@ async fn a_server_that_never_answers_does_not_hold_up_a_cancel() {
     assert!(took < Duration::from_secs(1), "{took:?}");
     let (code, exited_in) = acplb.wait_exit(Duration::from_secs(5)).await;
     assert_eq!(code, Some(0));
-    assert!(exited_in < Duration::from_secs(2), "the hung server is stopped on exit: {exited_in:?}");
+    assert!(
+        exited_in < Duration::from_secs(2),
+        "the hung server is stopped on exit: {exited_in:?}"
+    );
 }
 
 #[tokio::test]
@@ -138,9 +144,16 @@ exec sleep 600"#,
         .await
         .unwrap();
     assert_eq!(stop.stop_reason, StopReason::EndTurn);
-    assert!(updates.agent_text().contains("still here"), "{:?}", updates.json());
+    assert!(
+        updates.agent_text().contains("still here"),
+        "{:?}",
+        updates.json()
+    );
     let answer: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("answer.json")).unwrap()).unwrap();
     assert_eq!(answer["id"], 0);
-    assert_eq!(answer["error"]["code"], -32601, "an unknown request is declined: {answer}");
+    assert_eq!(
+        answer["error"]["code"], -32601,
+        "an unknown request is declined: {answer}"
+    );
 }

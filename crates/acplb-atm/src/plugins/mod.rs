@@ -23,8 +23,8 @@ mod mail;
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use acplb_core::plugin::registry::{BuildContext, Registry};
 use acplb_core::plugin::SessionStart;
+use acplb_core::plugin::registry::{BuildContext, Registry};
 use acplb_core::provider::TurnRequest;
 
 pub use audit::{Audit, AuditFactory};

@@ -79,7 +79,7 @@ impl Setup {
             developer_instructions: vec!["the user's own".into()],
             env: vec![],
             notes: vec![],
-            steer: Default::default(),
+            steer: acplb_core::provider::SteerInbox::default(),
         };
         let ctx = PromptContext {
             session_id: SessionId::new("s1"),
@@ -386,7 +386,11 @@ fn every_turn_gets_a_fresh_context_after_the_users_instructions() {
         turn.prompt.text, "fix the bug; token=supersecretvalue",
         "plugins never change the user's prompt"
     );
-    assert_eq!(turn.notes, vec![turn.developer_instructions[1].clone()], "the first block is news");
+    assert_eq!(
+        turn.notes,
+        vec![turn.developer_instructions[1].clone()],
+        "the first block is news"
+    );
 
     // Continued, nothing changed: the conversation's first block still holds; no news.
     let turn = s.prompt_in(&pipeline, Some("t"));
@@ -420,7 +424,11 @@ fn waiting_mail_adds_one_line_with_the_count_never_the_mail() {
     assert!(!turn.prompt.text.contains("unread"));
     // Mail waiting is news on every turn (and the mail itself never is).
     let turn = s.prompt_in(&pipeline, Some("t"));
-    assert!(turn.notes.contains(&mail::pending_line(2, "atm")), "{:?}", turn.notes);
+    assert!(
+        turn.notes.contains(&mail::pending_line(2, "atm")),
+        "{:?}",
+        turn.notes
+    );
     assert!(!turn.notes.iter().any(|n| n.contains("IGNORE ALL")));
     assert!(!turn.prompt.text.contains("unread"));
 }

@@ -67,52 +67,56 @@ pub(crate) struct Status<'a> {
 impl Status<'_> {
     /// Markdown for the editor.
     pub(crate) fn render(&self) -> String {
-        let mut out = String::from("**Status**\n\n");
-        out.push_str(&format!("- Model: {}\n", self.model.unwrap_or("Codex's default")));
-        out.push_str(&format!("- Mode: {}\n", self.mode));
-        out.push_str(&format!(
-            "- Conversation: {}\n",
-            self.thread.unwrap_or("not started yet")
-        ));
+        let mut lines = vec![
+            "**Status**\n".to_owned(),
+            format!("- Model: {}", self.model.unwrap_or("Codex's default")),
+            format!("- Mode: {}", self.mode),
+            format!("- Conversation: {}", self.thread.unwrap_or("not started yet")),
+        ];
         let usage = self.usage.and_then(|u| u.get("tokenUsage"));
-        let used = usage.and_then(|u| u.pointer("/last/totalTokens")).and_then(Value::as_u64);
-        let window = usage.and_then(|u| u.get("modelContextWindow")).and_then(Value::as_u64);
-        match (used, window) {
-            (Some(used), Some(window)) if window > 0 => out.push_str(&format!(
-                "- Context: {used} of {window} tokens ({}%)\n",
-                used * 100 / window
-            )),
-            (Some(used), _) => out.push_str(&format!("- Context: {used} tokens\n")),
-            _ => out.push_str("- Context: nothing used yet\n"),
-        }
+        let used = usage
+            .and_then(|u| u.pointer("/last/totalTokens"))
+            .and_then(Value::as_u64);
+        let window = usage
+            .and_then(|u| u.get("modelContextWindow"))
+            .and_then(Value::as_u64);
+        lines.push(match (used, window) {
+            (Some(used), Some(window)) if window > 0 => {
+                format!("- Context: {used} of {window} tokens ({}%)", used * 100 / window)
+            }
+            (Some(used), _) => format!("- Context: {used} tokens"),
+            _ => "- Context: nothing used yet".to_owned(),
+        });
         let limits = self.rate_limits.and_then(|r| r.get("rateLimits"));
         let windows: Vec<String> = ["primary", "secondary"]
             .iter()
             .filter_map(|w| limits.and_then(|l| l.get(*w)).filter(|v| !v.is_null()))
             .map(window_text)
             .collect();
-        if windows.is_empty() {
-            out.push_str("- Rate limits: not reported\n");
+        lines.push(if windows.is_empty() {
+            "- Rate limits: not reported".to_owned()
         } else {
-            out.push_str(&format!("- Rate limits: {}\n", windows.join("; ")));
-        }
+            format!("- Rate limits: {}", windows.join("; "))
+        });
+        let mut out = lines.join("\n");
+        out.push('\n');
         out
     }
 }
 
 fn window_text(window: &Value) -> String {
     let used = window.get("usedPercent").and_then(Value::as_f64).unwrap_or(0.0);
-    let mut text = format!("{used:.0}% used");
+    let mut parts = vec![format!("{used:.0}% used")];
     if let Some(mins) = window.get("windowDurationMins").and_then(Value::as_u64) {
-        text.push_str(&match mins {
-            m if m % 1440 == 0 => format!(" of {} d", m / 1440),
-            m if m % 60 == 0 => format!(" of {} h", m / 60),
-            m => format!(" of {m} min"),
+        parts.push(match mins {
+            m if m % 1440 == 0 => format!("of {} d", m / 1440),
+            m if m % 60 == 0 => format!("of {} h", m / 60),
+            m => format!("of {m} min"),
         });
     }
+    let mut text = parts.join(" ");
     if let Some(at) = window.get("resetsAt").and_then(Value::as_i64) {
-        let when = time_text(at);
-        text.push_str(&format!(", resets {when}"));
+        text = format!("{text}, resets {}", time_text(at));
     }
     text
 }
@@ -131,7 +135,11 @@ fn time_text(secs: i64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60
+    )
 }
 
 #[cfg(test)]
@@ -142,7 +150,10 @@ mod tests {
     #[test]
     fn commands_are_recognised_and_other_slashes_are_text() {
         assert_eq!(parse("/review"), Some(Slash::Review(None)));
-        assert_eq!(parse("  /review the tests please"), Some(Slash::Review(Some("the tests please".into()))));
+        assert_eq!(
+            parse("  /review the tests please"),
+            Some(Slash::Review(Some("the tests please".into())))
+        );
         assert_eq!(parse("/compact"), Some(Slash::Compact));
         assert_eq!(parse("/status"), Some(Slash::Status));
         assert_eq!(parse("/init"), Some(Slash::Init));
@@ -154,7 +165,7 @@ mod tests {
 
     #[test]
     fn status_shows_model_mode_context_and_limits() {
-        let usage = json!({"tokenUsage": {"last": {"totalTokens": 25840}, "modelContextWindow": 258400}});
+        let usage = json!({"tokenUsage": {"last": {"totalTokens": 25_840}, "modelContextWindow": 258_400}});
         let limits = json!({"rateLimits": {"primary": {"usedPercent": 42.0, "windowDurationMins": 300, "resetsAt": 1_795_316_108}, "secondary": null}});
         let text = Status {
             model: Some("gpt-5.5"),
@@ -167,8 +178,18 @@ mod tests {
         assert!(text.contains("- Model: gpt-5.5"), "{text}");
         assert!(text.contains("- Mode: read-only"), "{text}");
         assert!(text.contains("25840 of 258400 tokens (10%)"), "{text}");
-        assert!(text.contains("42% used of 5 h, resets 2026-11-22 02:55 UTC"), "{text}");
-        let empty = Status { mode: "auto", ..Status::default() }.render();
-        assert!(empty.contains("nothing used yet") && empty.contains("not reported"), "{empty}");
+        assert!(
+            text.contains("42% used of 5 h, resets 2026-11-22 02:55 UTC"),
+            "{text}"
+        );
+        let empty = Status {
+            mode: "auto",
+            ..Status::default()
+        }
+        .render();
+        assert!(
+            empty.contains("nothing used yet") && empty.contains("not reported"),
+            "{empty}"
+        );
     }
 }

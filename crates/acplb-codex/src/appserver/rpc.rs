@@ -142,7 +142,9 @@ impl Rpc {
 
     /// Answers a server request.
     pub(crate) fn respond(&self, id: &Value, result: Value) {
-        self.send(&json!({ "jsonrpc": "2.0", "id": id, "result": result }));
+        let mut msg = json!({ "jsonrpc": "2.0", "id": id });
+        msg["result"] = result;
+        self.send(&msg);
     }
 
     /// Refuses a server request.
@@ -179,7 +181,7 @@ impl Rpc {
                 self.route(incoming);
             }
             (None, None) => {
-                tracing::warn!("ignoring a message from codex app-server with neither method nor id")
+                tracing::warn!("ignoring a message from codex app-server with neither method nor id");
             }
         }
     }
@@ -234,7 +236,7 @@ impl Rpc {
     }
 
     /// The server is gone: every waiting request fails and every session hears it.
-    pub(crate) fn close(&self, gone: Gone) {
+    pub(crate) fn close(&self, gone: &Gone) {
         *self.gone.borrow_mut() = Some(gone.clone());
         for (_, tx) in self.pending.borrow_mut().drain() {
             let _ignored = tx.send(Err(RpcFailure::Gone(gone.clone())));
@@ -316,7 +318,7 @@ mod tests {
             status: "exit status: 3".into(),
             stderr_tail: "boom".into(),
         };
-        let close = async { rpc.close(gone.clone()) };
+        let close = async { rpc.close(&gone) };
         let (result, ()) = tokio::join!(waiting, close);
         assert_eq!(result.unwrap_err(), RpcFailure::Gone(gone.clone()));
         assert!(matches!(rx.try_recv().unwrap(), Incoming::Gone(g) if g == gone));

@@ -80,10 +80,7 @@ impl AppServer {
 
     /// A session on this server; starts the server in the background if it is not running,
     /// so `session/new` is answered at once.
-    pub(crate) fn open_session(
-        &self,
-        setup: SessionSetup,
-    ) -> Result<Box<dyn ProviderSession>, ProviderError> {
+    pub(crate) fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
         if self.live().is_none() {
             let me = self.clone();
             tokio::task::spawn_local(async move {
@@ -93,7 +90,7 @@ impl AppServer {
                 }
             });
         }
-        Ok(Box::new(AppSession::new(self.clone(), setup)))
+        Box::new(AppSession::new(self.clone(), setup))
     }
 
     /// The running server, if it is alive.
@@ -180,7 +177,9 @@ impl AppServer {
         let mut stderr_tail = gone.stderr_tail.clone();
         if stderr_tail.contains("unrecognized subcommand") && stderr_tail.contains("app-server") {
             // An old Codex: say what to do about it where the editor shows it.
-            stderr_tail.push_str("\nthis Codex has no `app-server`; update it, or run acplb with `--transport exec`");
+            stderr_tail.push_str(
+                "\nthis Codex has no `app-server`; update it, or run acplb with `--transport exec`",
+            );
         }
         ProviderError::Exited {
             program: self.inner.options.program.clone(),
@@ -242,7 +241,16 @@ impl AppServer {
             options.interrupt_grace,
             Rc::clone(&transcript),
         ));
-        Ok((Conn { rpc, generation, marker }, stop_tx, task, transcript))
+        Ok((
+            Conn {
+                rpc,
+                generation,
+                marker,
+            },
+            stop_tx,
+            task,
+            transcript,
+        ))
     }
 
     async fn stop_current(&self) {
@@ -294,7 +302,7 @@ async fn read_loop(
             _ = &mut stop => {
                 let status = process.stop(grace).await;
                 transcript.borrow_mut().stopped(status);
-                rpc.close(Gone {
+                rpc.close(&Gone {
                     status: status.map_or_else(|| "stopped".into(), |s| s.to_string()),
                     stderr_tail: String::new(),
                 });
@@ -322,7 +330,7 @@ async fn read_loop(
     // What it started must not outlive it.
     process.kill_descendants().await;
     tracing::warn!(%status, "codex app-server exited");
-    rpc.close(Gone {
+    rpc.close(&Gone {
         status: status.to_string(),
         stderr_tail: process.stderr_tail(),
     });

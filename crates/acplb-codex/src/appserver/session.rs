@@ -167,7 +167,13 @@ impl AppSession {
     /// The developer instructions of the session and of this turn from plugins, after the
     /// user's own.
     fn instructions(&self, turn: &[String]) -> Option<String> {
-        let added: Vec<String> = self.setup.developer_instructions.iter().chain(turn).cloned().collect();
+        let added: Vec<String> = self
+            .setup
+            .developer_instructions
+            .iter()
+            .chain(turn)
+            .cloned()
+            .collect();
         if added.is_empty() {
             return None;
         }
@@ -189,16 +195,10 @@ impl ProviderSession for AppSession {
         let slash = commands::parse(&turn.prompt.text);
         match &slash {
             Some(Slash::Status) => {
-                let rate_limits = self.server.live().and_then(|c| c.rpc.rate_limits());
-                let text = commands::Status {
-                    model: turn.settings.model.as_deref().or(self.model.as_deref()),
-                    mode: turn.mode.id(),
-                    thread: self.known_thread.as_deref(),
-                    usage: self.usage.as_ref(),
-                    rate_limits: rate_limits.as_ref(),
-                }
-                .render();
-                sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text))));
+                let text = self.status(&turn);
+                sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::from(text),
+                )));
                 return Ok(TurnOutcome {
                     stop_reason: StopReason::EndTurn,
                     usage: None,
@@ -207,28 +207,7 @@ impl ProviderSession for AppSession {
             Some(Slash::Init) => commands::INIT_PROMPT.clone_into(&mut turn.prompt.text),
             _ => {}
         }
-        let chars = turn.prompt.text.chars().count();
-        if chars > MAX_PROMPT_CHARS {
-            return Err(ProviderError::Prepare(format!(
-                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
-            )));
-        }
-        // The shared server runs elsewhere: a workspace deleted since `session/new` shows here.
-        match std::fs::metadata(&self.setup.cwd) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(ProviderError::WorkDirGone {
-                    cwd: self.setup.cwd.clone(),
-                    source: std::io::Error::other("it is no longer a directory"),
-                });
-            }
-            Err(source) => {
-                return Err(ProviderError::WorkDirGone {
-                    cwd: self.setup.cwd.clone(),
-                    source,
-                });
-            }
-        }
+        self.check(&turn)?;
         if !turn.env.is_empty() {
             tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
         }
@@ -259,6 +238,7 @@ impl ProviderSession for AppSession {
             started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
         };
         let images = ImageFiles::write(&turn.prompt.images)?;
+        let decoder = AppDecoder::new(self.decoder_options());
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
         };
@@ -266,39 +246,16 @@ impl ProviderSession for AppSession {
         // Stale messages of an earlier turn (after an interrupt) are of no use now.
         while thread.rx.try_recv().is_ok() {}
         if !fresh && !turn.notes.is_empty() {
-            // A new thread got this turn's instructions with it; on a continued one the
-            // plugins' news goes in as developer messages of the thread's history.
-            let items = turn_input::developer_items(&turn.notes);
-            let params = json!({ "threadId": thread_id, "items": items });
-            if let Err(e) = call(&conn.rpc, &mut transcript, "thread/inject_items", params).await {
-                tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");
-            }
+            inject_notes(&conn.rpc, &mut transcript, &thread_id, &turn.notes).await;
         }
-        let mut params = json!({
-            "threadId": thread_id,
-            "input": turn_input::user_input(&turn.prompt.text, images.paths()),
-            "approvalPolicy": config::approval_policy(turn.mode),
-            "sandboxPolicy": config::sandbox_policy(turn.mode, &turn.settings),
-            "cwd": self.setup.cwd,
-        });
-        if let Some(model) = &turn.settings.model {
-            params["model"] = Value::String(model.clone());
-        }
-        if let Some(effort) = &turn.settings.reasoning_effort {
-            params["effort"] = Value::String(effort.clone());
-        }
+        let (method, params) = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,
             marker: &conn.marker,
             thread_id: &thread_id,
             turn_id: None,
-            decoder: AppDecoder::new(AppDecoderOptions {
-                cwd: self.setup.cwd.clone(),
-                notices: self.setup.client_shows_notices,
-                max_output_bytes: self.server.options().max_output_bytes,
-                id_prefix: format!("t{}-", self.turns),
-            }),
+            decoder,
             totals: None,
             title: None,
             out: Vec::new(),
@@ -307,17 +264,6 @@ impl ProviderSession for AppSession {
             usage: None,
         };
         let rx = &mut thread.rx;
-        let (method, params) = match slash {
-            Some(Slash::Review(instructions)) => {
-                let target = match instructions {
-                    Some(text) => json!({ "type": "custom", "instructions": text }),
-                    None => json!({ "type": "uncommittedChanges" }),
-                };
-                ("review/start", json!({ "threadId": thread_id, "target": target }))
-            }
-            Some(Slash::Compact) => ("thread/compact/start", json!({ "threadId": thread_id })),
-            _ => ("turn/start", params),
-        };
         let started = tokio::select! {
             biased;
             () = cancel.cancelled() => None,
@@ -335,37 +281,168 @@ impl ProviderSession for AppSession {
             }
         };
         drop(images);
+        self.conclude(run, &end, sink);
+        self.outcome(end, &start_totals)
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take()
+            && let Some(conn) = self.server_conn()
+        {
+            conn.rpc.unsubscribe(&thread.id);
+        }
+    }
+
+    fn thread_id(&self) -> Option<String> {
+        self.known_thread.clone()
+    }
+}
+
+/// A new thread got its turn's instructions with it; on a continued one the plugins' news
+/// goes in as developer messages of the thread's history.
+async fn inject_notes(rpc: &Rpc, transcript: &mut Transcript, thread_id: &str, notes: &[String]) {
+    let params = json!({ "threadId": thread_id, "items": turn_input::developer_items(notes) });
+    if let Err(e) = call(rpc, transcript, "thread/inject_items", params).await {
+        tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");
+    }
+}
+
+/// What a turn taught the session about its thread.
+struct Learned {
+    usage: Option<Value>,
+    totals: Option<Totals>,
+    title: Option<String>,
+    unknown: std::collections::BTreeMap<String, u64>,
+}
+
+/// The request that starts the turn: `turn/start`, or what a slash command maps to.
+fn start_request(
+    slash: Option<Slash>,
+    thread_id: &str,
+    turn: &TurnRequest,
+    cwd: &std::path::Path,
+    images: &[std::path::PathBuf],
+) -> (&'static str, Value) {
+    match slash {
+        Some(Slash::Review(instructions)) => {
+            let target = match instructions {
+                Some(text) => json!({ "type": "custom", "instructions": text }),
+                None => json!({ "type": "uncommittedChanges" }),
+            };
+            ("review/start", json!({ "threadId": thread_id, "target": target }))
+        }
+        Some(Slash::Compact) => ("thread/compact/start", json!({ "threadId": thread_id })),
+        _ => {
+            let mut params = json!({
+                "threadId": thread_id,
+                "input": turn_input::user_input(&turn.prompt.text, images),
+                "approvalPolicy": config::approval_policy(turn.mode),
+                "sandboxPolicy": config::sandbox_policy(turn.mode, &turn.settings),
+                "cwd": cwd,
+            });
+            if let Some(model) = &turn.settings.model {
+                params["model"] = Value::String(model.clone());
+            }
+            if let Some(effort) = &turn.settings.reasoning_effort {
+                params["effort"] = Value::String(effort.clone());
+            }
+            ("turn/start", params)
+        }
+    }
+}
+
+impl AppSession {
+    fn decoder_options(&self) -> AppDecoderOptions {
+        AppDecoderOptions {
+            cwd: self.setup.cwd.clone(),
+            notices: self.setup.client_shows_notices,
+            max_output_bytes: self.server.options().max_output_bytes,
+            // Codex numbers items per thread: ids stay unique across turns with a prefix.
+            id_prefix: format!("t{}-", self.turns),
+        }
+    }
+
+    /// `/status`, answered without Codex.
+    fn status(&self, turn: &TurnRequest) -> String {
+        let rate_limits = self.server.live().and_then(|c| c.rpc.rate_limits());
+        commands::Status {
+            model: turn.settings.model.as_deref().or(self.model.as_deref()),
+            mode: turn.mode.id(),
+            thread: self.known_thread.as_deref(),
+            usage: self.usage.as_ref(),
+            rate_limits: rate_limits.as_ref(),
+        }
+        .render()
+    }
+
+    /// What must hold before a turn is sent: a prompt Codex accepts, a workspace that exists
+    /// (the shared server runs elsewhere, so a deleted one shows only here).
+    fn check(&self, turn: &TurnRequest) -> Result<(), ProviderError> {
+        let chars = turn.prompt.text.chars().count();
+        if chars > MAX_PROMPT_CHARS {
+            return Err(ProviderError::Prepare(format!(
+                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
+            )));
+        }
+        match std::fs::metadata(&self.setup.cwd) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(ProviderError::WorkDirGone {
+                cwd: self.setup.cwd.clone(),
+                source: std::io::Error::other("it is no longer a directory"),
+            }),
+            Err(source) => Err(ProviderError::WorkDirGone {
+                cwd: self.setup.cwd.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The turn's stream ended: its transcript is closed and what it taught is kept.
+    fn conclude(&mut self, mut run: TurnRun<'_>, end: &Ended, sink: &dyn SessionSink) {
         if matches!(end, Ended::Cancelled) {
             run.transcript.cancelled();
         } else {
             run.transcript.end();
         }
-        if run.usage.is_some() {
-            self.usage = run.usage.take();
+        let learned = Learned {
+            usage: run.usage.take(),
+            totals: run.totals,
+            title: run.title.take(),
+            unknown: run.decoder.unknown_counts(),
+        };
+        self.absorb(learned, sink);
+    }
+
+    fn absorb(&mut self, learned: Learned, sink: &dyn SessionSink) {
+        if learned.usage.is_some() {
+            self.usage = learned.usage;
         }
-        let (totals, title) = (run.totals, run.title.clone());
-        if let Some(totals) = totals {
+        if let Some(totals) = learned.totals {
             self.totals = totals;
         }
-        if let Some(title) = title.filter(|t| self.title.as_ref() != Some(t)) {
+        if let Some(title) = learned.title.filter(|t| self.title.as_ref() != Some(t)) {
             sink.update(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(title.clone()),
             ));
             self.title = Some(title);
         }
-        let unknown = run.decoder.unknown_counts();
-        if !unknown.is_empty() {
-            tracing::info!(
-                ?unknown,
-                "codex app-server sent messages acplb does not know; ignored"
-            );
+        if !learned.unknown.is_empty() {
+            tracing::info!(unknown = ?learned.unknown, "codex app-server sent messages acplb does not know; ignored");
         }
+    }
+
+    /// How the turn ended, as the runtime wants it.
+    fn outcome(&mut self, end: Ended, start_totals: &Totals) -> Result<TurnOutcome, ProviderError> {
+        let cancelled = TurnOutcome {
+            stop_reason: StopReason::Cancelled,
+            usage: None,
+        };
         match end {
             Ended::Turn(TurnEnd::Completed) => Ok(TurnOutcome {
                 stop_reason: StopReason::EndTurn,
-                usage: Some(turn_delta(&start_totals, &self.totals)),
+                usage: Some(turn_delta(start_totals, &self.totals)),
             }),
-            Ended::Turn(TurnEnd::Interrupted) | Ended::Cancelled => Ok(cancelled()),
+            Ended::Turn(TurnEnd::Interrupted) | Ended::Cancelled => Ok(cancelled),
             Ended::Turn(TurnEnd::Failed {
                 message,
                 auth_required: true,
@@ -386,20 +463,6 @@ impl ProviderSession for AppSession {
         }
     }
 
-    async fn shutdown(&mut self) {
-        if let Some(thread) = self.thread.take()
-            && let Some(conn) = self.server_conn()
-        {
-            conn.rpc.unsubscribe(&thread.id);
-        }
-    }
-
-    fn thread_id(&self) -> Option<String> {
-        self.known_thread.clone()
-    }
-}
-
-impl AppSession {
     fn server_conn(&self) -> Option<Conn> {
         self.server.live()
     }

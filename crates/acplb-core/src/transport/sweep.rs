@@ -132,9 +132,7 @@ fn marked(needle: &Needle) -> Vec<Pid> {
     let me = std::process::id();
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|pid| *pid != me)
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| needle.matches_env(&env))
-        })
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| needle.matches_env(&env)))
         .filter(|pid| !is_zombie(*pid))
         .filter_map(|pid| i32::try_from(pid).ok().map(Pid::from_raw))
         .collect()
@@ -178,6 +176,12 @@ mod tests {
         assert_eq!(kill_marked("no-such-marker"), 0);
     }
 
+    impl Needle {
+        fn matches(&self, entry: &[u8]) -> bool {
+            self.matches_env(entry)
+        }
+    }
+
     #[test]
     fn all_of_an_acplb_matches_every_marker_it_handed_out_and_no_other() {
         let mine = Needle::Prefix(format!("{MARKER_VAR}=41-"));
@@ -188,5 +192,20 @@ mod tests {
             "another acplb's children"
         );
         assert!(!mine.matches(b"OTHER=ACPLB_PROCESS_TAG=41-1"));
+    }
+
+    #[test]
+    fn both_needs_the_marker_and_the_entry_in_one_environment() {
+        let both = Needle::Both(format!("{MARKER_VAR}=7-3"), "CODEX_THREAD_ID=t1".into());
+        assert!(both.matches_env(b"A=1\0ACPLB_PROCESS_TAG=7-3\0CODEX_THREAD_ID=t1\0"));
+        assert!(!both.matches_env(b"ACPLB_PROCESS_TAG=7-3\0"), "the server itself");
+        assert!(
+            !both.matches_env(b"ACPLB_PROCESS_TAG=7-3\0CODEX_THREAD_ID=t2"),
+            "another session's command"
+        );
+        assert!(
+            !both.matches_env(b"ACPLB_PROCESS_TAG=8-1\0CODEX_THREAD_ID=t1"),
+            "another acplb's"
+        );
     }
 }
