@@ -319,7 +319,7 @@ async fn the_context_follows_the_branch_and_the_users_instructions_stay() {
     let first = developer(0)
         .into_iter()
         .find(|t| t.contains("<session-context>"))
-        .unwrap();
+        .unwrap_or_else(|| panic!("no context block in {:?}", developer(0)));
     let (users, block) = first.split_once("\n\n").unwrap();
     assert_eq!(users, "USER-RULE: answer in one line.");
     assert!(
@@ -327,16 +327,27 @@ async fn the_context_follows_the_branch_and_the_users_instructions_stay() {
         "{block}"
     );
     assert!(block.contains(&format!("Branch:    {before}\n")), "{block}");
-    // Turn 2 resumes the thread: Codex replays the first developer message (and ignores the
-    // new `developer_instructions` acplb passes), so the fresh block rides in the prompt.
+    // Turn 2 continues the thread: Codex keeps the first developer message, so the fresh block
+    // is news for this turn. A resumed `codex exec` takes it after the prompt; app-server gets
+    // it as a developer message added to the thread, and the prompt stays the user's own.
     assert!(
         developer(1)
             .iter()
             .any(|t| t.starts_with("USER-RULE: answer in one line."))
     );
     let prompt = requests[1].user_texts().pop().unwrap();
-    let (text, block) = prompt.split_once("\n\n").unwrap();
-    assert_eq!(text, "again");
+    let block = if crate::harness::transport() == "exec" {
+        let (text, block) = prompt.split_once("\n\n").unwrap();
+        assert_eq!(text, "again");
+        block.to_owned()
+    } else {
+        assert_eq!(prompt, "again");
+        developer(1)
+            .into_iter()
+            .rev()
+            .find(|t| t.starts_with("<session-context>"))
+            .unwrap_or_else(|| panic!("no fresh block in {:?}", developer(1)))
+    };
     assert!(
         block.starts_with("<session-context>\nIdentity:  arch-ctm\n"),
         "{block}"

@@ -200,6 +200,7 @@ async fn mcp_env_secrets_reach_the_server_but_no_command_line_transcript_or_log(
     // Transcripts: private, and without it (the tool result is in Codex's stdout).
     let files = files_under(transcripts.path());
     assert!(!files.is_empty(), "no transcript written");
+    let mut redacted = false;
     for file in files {
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{} is mode {mode:o}", file.display());
@@ -209,11 +210,10 @@ async fn mcp_env_secrets_reach_the_server_but_no_command_line_transcript_or_log(
             "{} holds the secret:\n{text}",
             file.display()
         );
-        assert!(
-            text.contains("[REDACTED]"),
-            "the tool result was redacted, not dropped"
-        );
+        // The turn's file holds the tool result (app-server also writes one per process).
+        redacted |= text.contains("[REDACTED]");
     }
+    assert!(redacted, "the tool result was redacted, not dropped");
     assert!(!live.acplb.stderr().contains(&secret), "the log holds the secret");
 }
 
