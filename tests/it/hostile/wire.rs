@@ -132,19 +132,65 @@ fn flooding_codex(dir: &Path, count: usize, size: usize, done: &Path) -> std::pa
     path
 }
 
+/// A stand-in for `codex app-server`: answers the handshake, `thread/start` and `turn/start`,
+/// then floods `count` message deltas of `size` bytes, ends the turn and touches `done`.
+fn flooding_app_server(dir: &Path, count: usize, size: usize, done: &Path) -> std::path::PathBuf {
+    let path = dir.join("codex");
+    let text = "x".repeat(size);
+    let script = format!(
+        r#"#!/bin/sh
+id() {{ sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }}
+read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{}}}}"
+read -r l
+read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-1\"}}}}}}"
+read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
+yes '{{"method":"item/agentMessage/delta","params":{{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"{text}"}}}}' | head -n {count}
+echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'
+touch '{}'
+exec sleep 600
+"#,
+        done.display()
+    );
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path
+}
+
 #[tokio::test]
 async fn a_client_that_stops_reading_pauses_codex_instead_of_filling_memory() {
     let dir = tempfile::tempdir().unwrap();
     let done = dir.path().join("codex-finished");
     let (count, size) = (5000, 40_000);
     let codex = flooding_codex(dir.path(), count, size, &done);
+    flood_at_a_client_that_stops_reading(dir.path(), &codex, "exec", count, size, &done).await;
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_pauses_the_shared_app_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = dir.path().join("codex-finished");
+    let (count, size) = (5000, 40_000);
+    let codex = flooding_app_server(dir.path(), count, size, &done);
+    flood_at_a_client_that_stops_reading(dir.path(), &codex, "app-server", count, size, &done).await;
+}
+
+/// Codex floods `count` messages of `size` bytes at a client that reads nothing for a while:
+/// acplb's memory stays bounded, Codex waits, and every message arrives once the client reads.
+async fn flood_at_a_client_that_stops_reading(
+    dir: &Path,
+    codex: &Path,
+    transport: &str,
+    count: usize,
+    size: usize,
+    done: &Path,
+) {
     let env = vec![("ACPLB_CODEX".into(), codex.display().to_string())];
-    // The stand-in speaks `codex exec --json`; the same backpressure on app-server is
-    // `hostile::appserver::a_client_that_stops_reading_pauses_the_server`.
-    let mut acplb = Acplb::spawn(&["--transport", "exec"], &env, dir.path());
+    // The stand-in speaks `codex exec --json`; the same on app-server is
+    // `a_client_that_stops_reading_pauses_the_shared_app_server`.
+    let mut acplb = Acplb::spawn(&["--transport", transport], &env, dir);
     let mut raw = Raw::take(&mut acplb);
     assert_eq!(raw.initialize(1).await["id"], 1);
-    let cwd = dir.path().display().to_string();
+    let cwd = dir.display().to_string();
     raw.send(
         format!(
             r#"{{"jsonrpc":"2.0","id":2,"method":"session/new","params":{{"cwd":"{cwd}","mcpServers":[]}}}}"#

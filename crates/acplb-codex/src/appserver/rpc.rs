@@ -61,6 +61,19 @@ pub(crate) enum RpcFailure {
 
 type Pending = oneshot::Sender<Result<Value, RpcFailure>>;
 
+/// How many messages may wait for running turns before the reader stops reading the server:
+/// with the editor's own backpressure this bounds acplb's memory whatever Codex prints.
+const BACKLOG_LIMIT: usize = 256;
+
+/// Where one thread's messages go.
+#[derive(Debug)]
+struct Route {
+    tx: mpsc::UnboundedSender<Incoming>,
+    /// A turn runs and takes them; between turns notifications are dropped (they belong to
+    /// no turn) and requests refused, so an idle session holds nothing.
+    active: bool,
+}
+
 /// Our side of the connection. Lines go out through `out` (a writer task owns the pipe);
 /// [`Rpc::dispatch`] is fed every line the server sends.
 #[derive(Debug)]
@@ -68,7 +81,11 @@ pub(crate) struct Rpc {
     out: mpsc::UnboundedSender<String>,
     next_id: Cell<i64>,
     pending: RefCell<HashMap<i64, Pending>>,
-    threads: RefCell<HashMap<String, mpsc::UnboundedSender<Incoming>>>,
+    threads: RefCell<HashMap<String, Route>>,
+    /// Messages routed to a running turn and not yet taken by it ([`Rpc::took`]).
+    backlog: Cell<usize>,
+    /// Wakes the reader when the backlog falls below [`BACKLOG_LIMIT`].
+    room: tokio::sync::Notify,
     gone: RefCell<Option<Gone>>,
     /// The last `account/rateLimits/updated` params (they name no thread), for `/status`.
     rate_limits: RefCell<Option<Value>>,
@@ -82,6 +99,8 @@ impl Rpc {
             next_id: Cell::new(1),
             pending: RefCell::new(HashMap::new()),
             threads: RefCell::new(HashMap::new()),
+            backlog: Cell::new(0),
+            room: tokio::sync::Notify::new(),
             gone: RefCell::new(None),
             rate_limits: RefCell::new(None),
         })
@@ -103,7 +122,39 @@ impl Rpc {
             let _ignored = tx.send(Incoming::Gone(gone));
             return;
         }
-        self.threads.borrow_mut().insert(thread_id.to_owned(), tx);
+        self.threads
+            .borrow_mut()
+            .insert(thread_id.to_owned(), Route { tx, active: false });
+    }
+
+    /// Whether a turn of `thread_id` runs and takes its messages.
+    pub(crate) fn set_active(&self, thread_id: &str, active: bool) {
+        if let Some(route) = self.threads.borrow_mut().get_mut(thread_id) {
+            route.active = active;
+        }
+    }
+
+    /// A running turn took one message off its channel.
+    pub(crate) fn took(&self, msg: &Incoming) {
+        if matches!(msg, Incoming::Gone(_)) {
+            return;
+        }
+        let left = self.backlog.get().saturating_sub(1);
+        self.backlog.set(left);
+        if left < BACKLOG_LIMIT {
+            self.room.notify_waiters();
+        }
+    }
+
+    /// Resolves when running turns have room for more messages (cancel-safe).
+    pub(crate) async fn room(&self) {
+        loop {
+            let notified = self.room.notified();
+            if self.backlog.get() < BACKLOG_LIMIT || self.gone.borrow().is_some() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Stops routing `thread_id`.
@@ -212,13 +263,22 @@ impl Rpc {
             Incoming::Gone(_) => return,
         };
         let thread = thread_of(params);
-        let tx = thread.and_then(|t| self.threads.borrow().get(t).cloned());
-        match (tx, incoming) {
-            (Some(tx), incoming) => {
-                if let Err(mpsc::error::SendError(Incoming::Request { id, method, .. })) = tx.send(incoming) {
+        let route = thread.and_then(|t| self.threads.borrow().get(t).map(|r| (r.tx.clone(), r.active)));
+        match (route, incoming) {
+            (Some((tx, true)), incoming) => match tx.send(incoming) {
+                Ok(()) => self.backlog.set(self.backlog.get() + 1),
+                Err(mpsc::error::SendError(Incoming::Request { id, method, .. })) => {
                     tracing::debug!(%method, "a request for a session that is gone; declined");
                     self.respond_error(&id, -32603, "the session this was for has ended");
                 }
+                Err(_) => {}
+            },
+            (Some((_, false)), Incoming::Request { id, method, .. }) => {
+                tracing::warn!(%method, "codex app-server asked something between turns; declined");
+                self.respond_error(&id, -32603, "no turn of this session is running");
+            }
+            (Some((_, false)), Incoming::Notification { method, .. }) => {
+                tracing::trace!(%method, "a notification between turns; dropped");
             }
             (None, Incoming::Request { id, method, .. }) => {
                 tracing::warn!(%method, "codex app-server asked something no session can answer; declined");
@@ -231,7 +291,7 @@ impl Rpc {
                     tracing::trace!(%method, "a notification for no session");
                 }
             }
-            (None, Incoming::Gone(_)) => {}
+            (_, Incoming::Gone(_)) => {}
         }
     }
 
@@ -241,9 +301,10 @@ impl Rpc {
         for (_, tx) in self.pending.borrow_mut().drain() {
             let _ignored = tx.send(Err(RpcFailure::Gone(gone.clone())));
         }
-        for (_, tx) in self.threads.borrow_mut().drain() {
-            let _ignored = tx.send(Incoming::Gone(gone.clone()));
+        for (_, route) in self.threads.borrow_mut().drain() {
+            let _ignored = route.tx.send(Incoming::Gone(gone.clone()));
         }
+        self.room.notify_waiters();
     }
 }
 
@@ -291,6 +352,8 @@ mod tests {
         let (rpc, mut out) = peer();
         let (tx, mut rx) = mpsc::unbounded_channel();
         rpc.subscribe("t1", tx);
+        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","early":1}}"#);
+        rpc.set_active("t1", true);
         rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","x":1}}"#);
         rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t2"}}"#);
         rpc.dispatch(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"t9"}}"#);
@@ -309,10 +372,36 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_reader_waits_while_running_turns_have_a_full_backlog() {
+        let (rpc, _out) = peer();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        rpc.subscribe("t1", tx);
+        rpc.set_active("t1", true);
+        let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t1","delta":"x"}}"#;
+        for _ in 0..BACKLOG_LIMIT {
+            rpc.dispatch(line);
+        }
+        let room = rpc.room();
+        tokio::pin!(room);
+        assert!(
+            futures::poll!(room.as_mut()).is_pending(),
+            "full: the reader waits"
+        );
+        let msg = rx.try_recv().unwrap();
+        rpc.took(&msg);
+        assert!(futures::poll!(room.as_mut()).is_ready(), "one taken: room again");
+        // Between turns nothing is kept.
+        rpc.set_active("t1", false);
+        rpc.dispatch(line);
+        assert_eq!(rx.len(), BACKLOG_LIMIT - 1);
+    }
+
+    #[tokio::test]
     async fn when_the_server_goes_every_waiter_and_session_hears_why() {
         let (rpc, _out) = peer();
         let (tx, mut rx) = mpsc::unbounded_channel();
         rpc.subscribe("t1", tx);
+        rpc.set_active("t1", true);
         let waiting = rpc.request("turn/start", json!({}));
         let gone = Gone {
             status: "exit status: 3".into(),

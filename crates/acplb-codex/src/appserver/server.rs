@@ -287,7 +287,8 @@ async fn write_lines(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::Unboun
 }
 
 /// Reads the server's output into the peer until it exits or is told to stop. While the
-/// editor is behind (`flow`), the server's stdout is not read, so Codex waits on its pipe.
+/// editor is behind (`flow`) or running turns have not taken what was read for them
+/// (`Rpc::room`), the server's stdout is not read, so Codex waits on its pipe.
 async fn read_loop(
     mut process: Process,
     rpc: Rc<Rpc>,
@@ -308,9 +309,11 @@ async fn read_loop(
                 });
                 return;
             }
-            // Cancel-safe: waiting for the editor holds no state; next_event is cancel-safe.
+            // Cancel-safe: waiting for the editor or for running turns to catch up holds no
+            // state; next_event is cancel-safe.
             event = async {
                 flow.ready().await;
+                rpc.room().await;
                 process.next_event().await
             } => event,
         };

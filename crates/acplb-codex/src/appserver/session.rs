@@ -244,7 +244,10 @@ impl ProviderSession for AppSession {
         };
         let thread_id = thread.id.clone();
         // Stale messages of an earlier turn (after an interrupt) are of no use now.
-        while thread.rx.try_recv().is_ok() {}
+        while let Ok(stale) = thread.rx.try_recv() {
+            conn.rpc.took(&stale);
+        }
+        conn.rpc.set_active(&thread_id, true);
         if !fresh && !turn.notes.is_empty() {
             inject_notes(&conn.rpc, &mut transcript, &thread_id, &turn.notes).await;
         }
@@ -281,6 +284,10 @@ impl ProviderSession for AppSession {
             }
         };
         drop(images);
+        conn.rpc.set_active(&thread_id, false);
+        while let Ok(late) = rx.try_recv() {
+            conn.rpc.took(&late);
+        }
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
     }
@@ -527,6 +534,7 @@ impl TurnRun<'_> {
                     let Some(msg) = msg else {
                         return Ended::Gone(Gone { status: "the connection was closed".into(), stderr_tail: String::new() });
                     };
+                    self.rpc.took(&msg);
                     self.record(&msg);
                     match msg {
                         Incoming::Gone(gone) => {
@@ -666,6 +674,7 @@ impl TurnRun<'_> {
             let wait_end = async {
                 let _ignored = call(rpc, &mut self.transcript, "turn/interrupt", params).await;
                 while let Some(msg) = rx.recv().await {
+                    rpc.took(&msg);
                     self.record(&msg);
                     match msg {
                         Incoming::Notification { method, params } => {

@@ -23,15 +23,49 @@ enum Last {
     Other,
 }
 
-/// One item's text shown so far.
+/// One item's text shown so far: its length and a digest, never the text itself, so a
+/// message of any length costs nothing to keep.
 #[derive(Debug)]
 struct Stream {
     message_id: String,
     /// What was sent for the item, paragraph breaks between summary parts included (the
     /// separator before the item is not part of it).
-    shown: String,
+    shown: Shown,
     /// The reasoning summary part being streamed.
     part: u64,
+}
+
+/// The length and FNV-1a digest of a text sent in pieces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shown {
+    len: usize,
+    digest: u64,
+}
+
+impl Shown {
+    const EMPTY: Shown = Shown {
+        len: 0,
+        digest: 0xcbf2_9ce4_8422_2325,
+    };
+
+    fn push_str(&mut self, text: &str) {
+        for byte in text.bytes() {
+            self.digest = (self.digest ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.len += text.len();
+    }
+
+    fn is_empty(self) -> bool {
+        self.len == 0
+    }
+
+    /// What `text` has after the part already shown, if it starts with exactly that part.
+    fn rest_of(self, text: &str) -> Option<&str> {
+        let head = text.get(..self.len)?;
+        let mut again = Shown::EMPTY;
+        again.push_str(head);
+        (again == self).then(|| &text[self.len..])
+    }
 }
 
 /// The text streams of one turn.
@@ -83,7 +117,7 @@ impl Streams {
         out: &mut Vec<SessionUpdate>,
     ) {
         let index = self.stream(message_id);
-        let rest = if let Some(rest) = text.strip_prefix(self.open[index].shown.as_str()) {
+        let rest = if let Some(rest) = self.open[index].shown.rest_of(text) {
             rest.to_owned()
         } else {
             // The deltas said something else than the final text: showing the final text again
@@ -111,7 +145,7 @@ impl Streams {
         }
         self.open.push(Stream {
             message_id: message_id.to_owned(),
-            shown: String::new(),
+            shown: Shown::EMPTY,
             part: 0,
         });
         self.open.len() - 1
@@ -138,6 +172,19 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+
+    #[test]
+    fn shown_text_is_recognised_by_its_digest_not_kept() {
+        let mut shown = Shown::EMPTY;
+        shown.push_str("Hello, ");
+        shown.push_str("wor");
+        assert_eq!(shown.rest_of("Hello, world"), Some("ld"));
+        assert_eq!(shown.rest_of("Hello, wor"), Some(""));
+        assert_eq!(shown.rest_of("Hellx, world"), None, "a different text");
+        assert_eq!(shown.rest_of("Hello"), None, "shorter than what was shown");
+        assert_eq!(Shown::EMPTY.rest_of("all"), Some("all"));
+        assert_eq!(std::mem::size_of::<Shown>(), 16);
+    }
 
     fn texts(out: &[SessionUpdate]) -> Vec<(String, String)> {
         out.iter()
