@@ -16,6 +16,7 @@ pub struct Normalizer {
     /// Directories whose direct children are temporary (`/tmp`, `$TMPDIR`).
     temp_roots: Vec<String>,
     tool_ids: HashMap<String, String>,
+    request_ids: HashMap<String, String>,
 }
 
 /// Characters that continue a path segment or an id: a match must not be followed by one.
@@ -36,6 +37,7 @@ impl Normalizer {
             known: Vec::new(),
             temp_roots,
             tool_ids: HashMap::new(),
+            request_ids: HashMap::new(),
         }
     }
 
@@ -90,6 +92,12 @@ impl Normalizer {
     /// Normalizes a JSON value in place.
     pub fn value(&mut self, value: &mut Value, key: Option<&str>) {
         match value {
+            // acplb's own requests to the client (permission prompts) have random UUID ids.
+            Value::String(s) if matches!(key, Some("id" | "requestId")) && is_uuid(s) => {
+                let next = format!("<request-{}>", self.request_ids.len() + 1);
+                let placeholder = self.request_ids.entry(std::mem::take(s)).or_insert(next);
+                s.push_str(placeholder);
+            }
             Value::String(s) if key == Some("toolCallId") => {
                 let next = format!("<tool-{}>", self.tool_ids.len() + 1);
                 let placeholder = self.tool_ids.entry(std::mem::take(s)).or_insert(next);
@@ -110,6 +118,13 @@ impl Normalizer {
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
+}
+
+/// A UUID in its hyphenated form (8-4-4-4-12 hex digits).
+fn is_uuid(s: &str) -> bool {
+    let groups: Vec<&str> = s.split('-').collect();
+    groups.iter().map(|g| g.len()).eq([8, 4, 4, 4, 12])
+        && groups.iter().all(|g| g.chars().all(|c| c.is_ascii_hexdigit()))
 }
 
 /// Keys whose numbers measure time (`duration_ms`, `elapsedMs`, `t_ms`, `timestamp`, ...).
@@ -245,6 +260,19 @@ mod tests {
         for (input, expected) in cases {
             assert_eq!(n.text(input), expected, "{input}");
         }
+    }
+
+    #[test]
+    fn request_ids_of_acplbs_own_requests_are_numbered() {
+        let mut n = norm();
+        let ask = r#"{"id":"6aa9b811-5335-45ba-95ec-6c0a92c31650","method":"session/request_permission"}"#;
+        let cancel = r#"{"method":"$/cancel_request","params":{"requestId":"6aa9b811-5335-45ba-95ec-6c0a92c31650"}}"#;
+        assert_eq!(n.json_line(ask), r#"{"id":"<request-1>","method":"session/request_permission"}"#);
+        assert_eq!(
+            n.json_line(cancel),
+            r#"{"method":"$/cancel_request","params":{"requestId":"<request-1>"}}"#
+        );
+        assert_eq!(n.json_line(r#"{"id":"msg-1"}"#), r#"{"id":"msg-1"}"#, "not a UUID");
     }
 
     #[test]
