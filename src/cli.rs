@@ -65,21 +65,21 @@ pub(crate) struct Cli {
     )]
     pub turn_timeout: crate::turn_timeout::TurnTimeout,
 
-    /// How acplb runs Codex: `app-server` (one long-lived `codex app-server` shared by all
-    /// sessions: text and command output stream live, Codex asks before edits and commands
-    /// outside the mode's sandbox, prompts can steer a running turn) or `exec` (one
+    /// How acplb runs Codex: `app-server` (the default: one long-lived `codex app-server` shared
+    /// by all sessions; text and command output stream live, Codex asks before edits and
+    /// commands outside the mode's sandbox, prompts can steer a running turn) or `exec` (one
     /// `codex exec --json` per prompt: output arrives when each step completes, Codex never asks;
-    /// for a Codex without app-server).
+    /// for a Codex without app-server). Else `transport = "..."` in
+    /// `~/.config/acplb/config.toml`.
     #[arg(
         long,
         env = "ACPLB_TRANSPORT",
         value_name = "TRANSPORT",
-        default_value = "app-server",
         value_parser = parse_transport,
         global = true,
         help_heading = "Global options"
     )]
-    pub transport: acplb_codex::Transport,
+    pub transport: Option<acplb_codex::Transport>,
 
     /// The plugin pipeline, `composer.toml` (default: `$ACPLB_COMPOSER`, else `composer.toml`
     /// in the session's workspace, else `~/.config/acplb/composer.toml`). A file named here or in

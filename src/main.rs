@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_launch;
 mod pipelines;
 mod serve;
+mod settings;
 mod trust;
 mod turn_timeout;
 

@@ -49,7 +49,8 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
     let catalog = acplb_codex::catalog(&cli.config);
-    tracing::info!(transport = %cli.transport, "codex transport");
+    let transport = crate::settings::transport(cli)?;
+    tracing::info!(transport = %transport.transport, from = %transport.from, "codex transport");
     arm_exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -59,7 +60,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     local.block_on(&runtime, async move {
         let wire = Wire::stdio(WireLimits::default()).into_parts();
         options.output_flow = wire.flow.clone();
-        let provider = Rc::new(CodexAdapter::new(options, cli.transport, catalog));
+        let provider = Rc::new(CodexAdapter::new(options, transport.transport, catalog));
         let server = Server::new(
             provider,
             Rc::new(plugins),

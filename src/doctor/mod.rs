@@ -99,12 +99,15 @@ async fn check(cli: &Cli, limit_secs: u64, out: &mut impl Write) -> anyhow::Resu
 
 /// Which transport `acplb serve` will use, and whether this Codex has it.
 async fn transport(cli: &Cli, program: &Path, limit: Duration, out: &mut impl Write) -> anyhow::Result<bool> {
-    let from = if std::env::var_os("ACPLB_TRANSPORT").is_some() {
-        "from ACPLB_TRANSPORT or --transport"
-    } else {
-        "the default; change it with --transport or ACPLB_TRANSPORT"
+    let choice = match crate::settings::transport(cli) {
+        Ok(choice) => choice,
+        Err(e) => {
+            writeln!(out, "transport: FAILED {e:#}")?;
+            return Ok(false);
+        }
     };
-    if cli.transport == acplb_codex::Transport::Exec {
+    let from = format!("from {}", choice.from);
+    if choice.transport == acplb_codex::Transport::Exec {
         writeln!(out, "transport: exec ({from}): one `codex exec` per prompt")?;
         return Ok(true);
     }

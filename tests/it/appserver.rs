@@ -441,3 +441,37 @@ async fn a_killed_app_server_fails_the_turn_clearly_and_the_next_prompt_resumes(
         live.updates.agent_text()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_commands_are_offered_and_status_is_answered_by_acplb() {
+    let mut live = live();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (first, status) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let first = prompt(&cx, &s.session_id, "scenario:plain hi").await?;
+            let status = prompt(&cx, &s.session_id, "/status").await?;
+            Ok((first, status))
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.stop_reason, StopReason::EndTurn);
+    assert_eq!(status.stop_reason, StopReason::EndTurn);
+    let commands = live.updates.of_kind("available_commands_update");
+    let names: Vec<&str> = commands[0]["availableCommands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(names, ["review", "compact", "init", "status"]);
+    let text = live.updates.agent_text();
+    assert!(
+        text.contains("**Status**") && text.contains("- Mode: read-only"),
+        "{text}"
+    );
+    assert!(text.contains("tokens ("), "context used after one turn: {text}");
+    assert_eq!(live.mock.requests().len(), 1, "/status never reached the model");
+}

@@ -266,13 +266,21 @@ mod tests {
     fn request_ids_of_acplbs_own_requests_are_numbered() {
         let mut n = norm();
         let ask = r#"{"id":"6aa9b811-5335-45ba-95ec-6c0a92c31650","method":"session/request_permission"}"#;
-        let cancel = r#"{"method":"$/cancel_request","params":{"requestId":"6aa9b811-5335-45ba-95ec-6c0a92c31650"}}"#;
-        assert_eq!(n.json_line(ask), r#"{"id":"<request-1>","method":"session/request_permission"}"#);
+        let cancel =
+            r#"{"method":"$/cancel_request","params":{"requestId":"6aa9b811-5335-45ba-95ec-6c0a92c31650"}}"#;
+        assert_eq!(
+            n.json_line(ask),
+            r#"{"id":"<request-1>","method":"session/request_permission"}"#
+        );
         assert_eq!(
             n.json_line(cancel),
             r#"{"method":"$/cancel_request","params":{"requestId":"<request-1>"}}"#
         );
-        assert_eq!(n.json_line(r#"{"id":"msg-1"}"#), r#"{"id":"msg-1"}"#, "not a UUID");
+        assert_eq!(
+            n.json_line(r#"{"id":"msg-1"}"#),
+            r#"{"id":"msg-1"}"#,
+            "not a UUID"
+        );
     }
 
     #[test]

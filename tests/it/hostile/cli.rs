@@ -1,5 +1,6 @@
-//! The command line under bad input: `--log-file` that cannot be a log file, stderr captured by a
-//! pipe, and `acplb doctor` facing a Codex that hangs, prints escapes or is not on PATH.
+//! The command line under bad input: `--log-file` that cannot be a log file, a bad settings file,
+//! stderr captured by a pipe, and `acplb doctor` facing a Codex that hangs, prints escapes or is
+//! not on PATH.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt as _;
@@ -234,4 +235,43 @@ fn doctor_points_at_the_codex_the_scripts_installed() {
             && stdout.contains(&format!("ACPLB_CODEX={}", codex.display())),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_settings_file_with_a_typo_or_a_bad_transport_stops_acplb_with_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acplb/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let run = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new(ACPLB)
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env_remove("ACPLB_TRANSPORT")
+            .env("ACPLB_CODEX", "/nope/codex")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_no_panic(&out);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run("transprot = \"exec\"\n");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("config.toml")
+            && stderr.contains("line 1")
+            && stderr.contains("unknown field `transprot`"),
+        "{stderr}"
+    );
+    let (code, stderr) = run("transport = \"grpc\"\n");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown transport `grpc`; it is one of: app-server, exec"),
+        "{stderr}"
+    );
+    // A good file: acplb serves (and ends at the end of its input).
+    let (code, stderr) = run("transport = \"exec\"\n");
+    assert_eq!(code, Some(0), "{stderr}");
 }
