@@ -109,6 +109,7 @@ async fn command_output_arrives_before_the_command_ends() {
         text.contains("first line") && !text.contains("second line") && status != "completed"
     });
     let done = texts.iter().position(|(status, _)| status == "completed");
+    assert!(live.acplb.permissions.seen().is_empty(), "full-access never asks");
     assert!(
         early.is_some(),
         "the first line showed while the command ran: {texts:?}"

@@ -315,13 +315,26 @@ async fn the_context_follows_the_branch_and_the_users_instructions_stay() {
             .filter_map(|part| part["text"].as_str().map(str::to_owned))
             .collect()
     };
-    // The user's own developer instructions come first, the block after them, in one message.
-    let first = developer(0)
-        .into_iter()
-        .find(|t| t.contains("<session-context>"))
-        .unwrap_or_else(|| panic!("no context block in {:?}", developer(0)));
-    let (users, block) = first.split_once("\n\n").unwrap();
-    assert_eq!(users, "USER-RULE: answer in one line.");
+    // The user's own developer instructions come first, the block after them: in one message
+    // on exec; on app-server the thread started before the first prompt (with the user's own)
+    // and the block follows as a developer message of its own.
+    let messages = developer(0);
+    let at = messages
+        .iter()
+        .position(|t| t.contains("<session-context>"))
+        .unwrap_or_else(|| panic!("no context block in {messages:?}"));
+    let block = if crate::harness::transport() == "exec" {
+        let (users, block) = messages[at].split_once("\n\n").unwrap();
+        assert_eq!(users, "USER-RULE: answer in one line.");
+        block.to_owned()
+    } else {
+        let users = messages
+            .iter()
+            .position(|t| t.starts_with("USER-RULE: answer in one line."))
+            .unwrap_or_else(|| panic!("no user rule in {messages:?}"));
+        assert!(users < at, "the user's own first: {messages:?}");
+        messages[at].clone()
+    };
     assert!(
         block.starts_with("<session-context>\nIdentity:  arch-ctm\nTeam:      demo\nRepo:      repo ("),
         "{block}"

@@ -95,6 +95,10 @@ async fn patch_in_auto_mode_changes_the_file_and_reports_real_diffs() {
         .await
         .unwrap();
     assert_end_turn(&resp.stop_reason);
+    assert!(
+        live.acplb.permissions.seen().is_empty(),
+        "auto writes the workspace without asking"
+    );
     let readme_after = std::fs::read_to_string(ws.join("README.md")).unwrap();
     let hello = std::fs::read_to_string(ws.join("hello.txt")).expect("hello.txt was created on disk");
     assert_ne!(readme_before, readme_after);

@@ -7,6 +7,7 @@ pub mod approval;
 mod commands;
 mod config;
 pub mod decode;
+mod early;
 mod edits;
 mod rpc;
 mod server;

@@ -78,18 +78,10 @@ impl AppServer {
         &self.inner.options
     }
 
-    /// A session on this server; starts the server in the background if it is not running,
-    /// so `session/new` is answered at once.
+    /// A session on this server; the server (if it is not running) and the session's thread
+    /// start in the background, so `session/new` is answered at once.
     pub(crate) fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
-        if self.live().is_none() {
-            let me = self.clone();
-            tokio::task::spawn_local(async move {
-                if let Err(e) = me.connect().await {
-                    // The first prompt tries again and shows the error.
-                    tracing::warn!(error = %e, "starting codex app-server failed");
-                }
-            });
-        }
+        // The session starts the server (if need be) and its thread in the background.
         Box::new(AppSession::new(self.clone(), setup))
     }
 

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use acplb_core::CancellationToken;
 use acplb_core::error::ProviderError;
+use acplb_core::permission::Mode;
 use acplb_core::provider::{
-    PermissionAnswer, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
+    PermissionAnswer, ProviderSession, SessionSettings, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
 };
 use acplb_core::secrets::KnownSecrets;
 use agent_client_protocol::v1::schema::{
@@ -18,11 +19,13 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 use super::approval::{Ask, answer_user_input};
 use super::commands::{self, Slash};
 use super::config;
 use super::decode::{AppDecoder, AppDecoderOptions, AppSignal, TurnEnd};
+use super::early::{self, Early};
 use super::rpc::{Gone, Incoming, Rpc, RpcFailure};
 use super::server::{AppServer, Conn};
 use super::turn_input;
@@ -62,11 +65,32 @@ pub(crate) struct AppSession {
     model: Option<String>,
     /// The last `thread/tokenUsage/updated` params, for `/status`.
     usage: Option<Value>,
+    /// The thread being started in the background since the session opened.
+    early: Option<JoinHandle<Option<Early>>>,
+}
+
+/// How the turn found its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Started or resumed now, with this turn's instructions.
+    Started,
+    /// Started when the session opened, without this turn's instructions.
+    Early,
+    /// Running since an earlier turn.
+    Continued,
+}
+
+impl Drop for AppSession {
+    fn drop(&mut self) {
+        if let Some(early) = self.early.take() {
+            early.abort();
+        }
+    }
 }
 
 impl AppSession {
     pub(crate) fn new(server: AppServer, setup: SessionSetup) -> Self {
-        Self {
+        let mut session = Self {
             server,
             secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
             setup,
@@ -77,7 +101,62 @@ impl AppSession {
             title: None,
             model: None,
             usage: None,
+            early: None,
+        };
+        // An error here shows at the first prompt, which builds the same request again.
+        if let Ok(params) = session.thread_params(Mode::default(), &SessionSettings::default(), &[]) {
+            session.early = Some(early::start(session.server.clone(), params));
         }
+        session
+    }
+
+    /// `thread/start` (and `thread/resume`) params for this session.
+    fn thread_params(
+        &self,
+        mode: Mode,
+        settings: &SessionSettings,
+        turn_instructions: &[String],
+    ) -> Result<Value, ProviderError> {
+        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
+            .map_err(ProviderError::Prepare)?;
+        let mut params = json!({
+            "cwd": self.setup.cwd,
+            "approvalPolicy": config::approval_policy(mode),
+            "sandbox": config::sandbox_mode(mode, settings),
+            "config": config,
+        });
+        if let Some(text) = self.instructions(turn_instructions) {
+            params["developerInstructions"] = Value::String(text);
+        }
+        if let Some(model) = &settings.model {
+            params["model"] = Value::String(model.clone());
+        }
+        Ok(params)
+    }
+
+    /// The thread started when the session opened, if it is on the running server.
+    async fn adopt_early(&mut self, conn: &Conn, transcript: &mut Transcript) -> bool {
+        let Some(handle) = self.early.as_mut() else {
+            return false;
+        };
+        // Awaited by reference: a cancel here leaves the start to finish for the next turn.
+        let early = handle.await.ok().flatten();
+        self.early = None;
+        let Some(early) = early.filter(|e| e.generation == conn.generation) else {
+            return false;
+        };
+        transcript.message(true, &early.request);
+        transcript.message(false, &early.result);
+        if let Some(model) = early.result.pointer("/result/model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        self.known_thread = Some(early.id.clone());
+        self.thread = Some(Thread {
+            id: early.id,
+            generation: early.generation,
+            rx: early.rx,
+        });
+        true
     }
 
     /// The thread on the running server: started, or resumed when the server is newer than
@@ -88,31 +167,21 @@ impl AppSession {
         turn: &TurnRequest,
         sink: &dyn SessionSink,
         transcript: &mut Transcript,
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<Found, ProviderError> {
         if self
             .thread
             .as_ref()
             .is_some_and(|t| t.generation == conn.generation)
         {
-            return Ok(false);
+            return Ok(Found::Continued);
+        }
+        if self.thread.is_none() && self.known_thread.is_none() && self.adopt_early(conn, transcript).await {
+            return Ok(Found::Early);
         }
         if let Some(old) = self.thread.take() {
             self.known_thread = Some(old.id);
         }
-        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
-            .map_err(ProviderError::Prepare)?;
-        let mut params = json!({
-            "cwd": self.setup.cwd,
-            "approvalPolicy": config::approval_policy(turn.mode),
-            "sandbox": config::sandbox_mode(turn.mode, &turn.settings),
-            "config": config,
-        });
-        if let Some(text) = self.instructions(&turn.developer_instructions) {
-            params["developerInstructions"] = Value::String(text);
-        }
-        if let Some(model) = &turn.settings.model {
-            params["model"] = Value::String(model.clone());
-        }
+        let params = self.thread_params(turn.mode, &turn.settings, &turn.developer_instructions)?;
         let result = match self.known_thread.clone() {
             Some(id) => {
                 let mut resume = params.clone();
@@ -161,7 +230,7 @@ impl AppSession {
             generation: conn.generation,
             rx,
         });
-        Ok(true)
+        Ok(Found::Started)
     }
 
     /// The developer instructions of the session and of this turn from plugins, after the
@@ -232,7 +301,7 @@ impl ProviderSession for AppSession {
             turn.prompt.text.len(),
             conn.generation,
         );
-        let fresh = tokio::select! {
+        let found = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(cancelled()),
             started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
@@ -248,8 +317,15 @@ impl ProviderSession for AppSession {
             conn.rpc.took(&stale);
         }
         conn.rpc.set_active(&thread_id, true);
-        if !fresh && !turn.notes.is_empty() {
-            inject_notes(&conn.rpc, &mut transcript, &thread_id, &turn.notes).await;
+        // A thread started now got this turn's instructions with it; one started early gets
+        // them now, and a continued one gets the plugins' news.
+        let notes = match found {
+            Found::Started => &[][..],
+            Found::Early => &turn.developer_instructions[..],
+            Found::Continued => &turn.notes[..],
+        };
+        if !notes.is_empty() {
+            inject_notes(&conn.rpc, &mut transcript, &thread_id, notes).await;
         }
         let (method, params) = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
         let start_totals = self.totals;
