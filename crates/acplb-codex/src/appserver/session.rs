@@ -317,16 +317,7 @@ impl ProviderSession for AppSession {
             conn.rpc.took(&stale);
         }
         conn.rpc.set_active(&thread_id, true);
-        // A thread started now got this turn's instructions with it; one started early gets
-        // them now, and a continued one gets the plugins' news.
-        let notes = match found {
-            Found::Started => &[][..],
-            Found::Early => &turn.developer_instructions[..],
-            Found::Continued => &turn.notes[..],
-        };
-        if !notes.is_empty() {
-            inject_notes(&conn.rpc, &mut transcript, &thread_id, notes).await;
-        }
+        inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
         let (method, params) = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
         let start_totals = self.totals;
         let mut run = TurnRun {
@@ -381,9 +372,23 @@ impl ProviderSession for AppSession {
     }
 }
 
-/// A new thread got its turn's instructions with it; on a continued one the plugins' news
-/// goes in as developer messages of the thread's history.
-async fn inject_notes(rpc: &Rpc, transcript: &mut Transcript, thread_id: &str, notes: &[String]) {
+/// A thread started now got this turn's instructions with it; one started early gets them
+/// now, and a continued one gets the plugins' news, as developer messages of its history.
+async fn inject_instructions(
+    rpc: &Rpc,
+    transcript: &mut Transcript,
+    thread_id: &str,
+    found: Found,
+    turn: &TurnRequest,
+) {
+    let notes = match found {
+        Found::Started => return,
+        Found::Early => &turn.developer_instructions[..],
+        Found::Continued => &turn.notes[..],
+    };
+    if notes.is_empty() {
+        return;
+    }
     let params = json!({ "threadId": thread_id, "items": turn_input::developer_items(notes) });
     if let Err(e) = call(rpc, transcript, "thread/inject_items", params).await {
         tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");
