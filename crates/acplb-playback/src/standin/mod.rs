@@ -164,9 +164,7 @@ pub fn run(dir: &Path, argv: Vec<String>) -> Result<Exit, PlaybackError> {
         argv,
         stdin_bytes: stdin.len(),
     };
-    let seen_path = dir.join("seen").join(format!("{n}.json"));
-    let seen_text = serde_json::to_string(&seen).map_err(|e| PlaybackError::Session(e.to_string()))?;
-    std::fs::write(&seen_path, seen_text).map_err(PlaybackError::io(&seen_path))?;
+    write_seen(dir, &format!("{n}.json"), &seen)?;
     let Some(run) = state.runs.get(n - 1) else {
         let message = format!(
             "{}: acplb started Codex run {n} but the scenario records only {}",
@@ -310,6 +308,13 @@ async fn sync(err: &mut FdPipe, synced: &mut bool) -> std::io::Result<()> {
         *synced = true;
     }
     Ok(())
+}
+
+/// Keeps what acplb started a stand-in with (`seen/<name>`), for `playback run` to compare.
+pub(super) fn write_seen(dir: &Path, name: &str, seen: &Seen) -> Result<(), PlaybackError> {
+    let path = dir.join("seen").join(name);
+    let text = serde_json::to_string(seen).map_err(|e| PlaybackError::Session(e.to_string()))?;
+    std::fs::write(&path, text).map_err(PlaybackError::io(&path))
 }
 
 #[cfg(test)]

@@ -172,9 +172,7 @@ impl Shared {
 /// Runs the stand-in for app-server process number `n` (already claimed).
 pub(super) fn run(dir: &Path, state: &State, argv: Vec<String>, n: usize) -> Result<Exit, PlaybackError> {
     let seen = Seen { argv, stdin_bytes: 0 };
-    let seen_path = dir.join("seen").join(format!("app-server-{n}.json"));
-    let seen_text = serde_json::to_string(&seen).map_err(|e| PlaybackError::Session(e.to_string()))?;
-    std::fs::write(&seen_path, seen_text).map_err(PlaybackError::io(&seen_path))?;
+    super::write_seen(dir, &format!("app-server-{n}.json"), &seen)?;
     let Some(server) = state.app_servers.get(n - 1) else {
         let message = format!(
             "{}: acplb started app-server process {n} but the scenario records only {}",
