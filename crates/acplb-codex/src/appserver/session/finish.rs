@@ -1,0 +1,198 @@
+//! How a turn's end becomes the session's: instructions delivered to the thread, what the turn
+//! taught (usage, totals, title), the request that starts a turn, and the outcome the runtime
+//! gets.
+
+use super::turn::{Ended, TurnRun, call};
+use super::{
+    AppDecoderOptions, AppSession, Conn, Found, MAX_PROMPT_CHARS, ProviderError, Rpc, SessionInfoUpdate,
+    SessionSink, SessionUpdate, Slash, StopReason, Totals, Transcript, TurnEnd, TurnOutcome, TurnRequest,
+    Value, commands, config, json, turn_delta, turn_input,
+};
+
+/// A thread started now got this turn's instructions with it; one started early gets them
+/// now, and a continued one gets the plugins' news, as developer messages of its history.
+pub(super) async fn inject_instructions(
+    rpc: &Rpc,
+    transcript: &mut Transcript,
+    thread_id: &str,
+    found: Found,
+    turn: &TurnRequest,
+) {
+    let notes = match found {
+        Found::Started => return,
+        Found::Early => &turn.developer_instructions[..],
+        Found::Continued => &turn.notes[..],
+    };
+    if notes.is_empty() {
+        return;
+    }
+    let params = json!({ "threadId": thread_id, "items": turn_input::developer_items(notes) });
+    if let Err(e) = call(rpc, transcript, "thread/inject_items", params).await {
+        tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");
+    }
+}
+
+/// What a turn taught the session about its thread.
+pub(super) struct Learned {
+    pub(super) usage: Option<Value>,
+    pub(super) totals: Option<Totals>,
+    pub(super) title: Option<String>,
+    pub(super) unknown: std::collections::BTreeMap<String, u64>,
+}
+
+/// The request that starts the turn: `turn/start`, or what a slash command maps to.
+pub(super) fn start_request(
+    slash: Option<Slash>,
+    thread_id: &str,
+    turn: &TurnRequest,
+    cwd: &std::path::Path,
+    images: &[std::path::PathBuf],
+) -> (&'static str, Value) {
+    match slash {
+        Some(Slash::Review(instructions)) => {
+            let target = match instructions {
+                Some(text) => json!({ "type": "custom", "instructions": text }),
+                None => json!({ "type": "uncommittedChanges" }),
+            };
+            ("review/start", json!({ "threadId": thread_id, "target": target }))
+        }
+        Some(Slash::Compact) => ("thread/compact/start", json!({ "threadId": thread_id })),
+        _ => {
+            let mut params = json!({
+                "threadId": thread_id,
+                "input": turn_input::user_input(&turn.prompt.text, images),
+                "approvalPolicy": config::approval_policy(turn.mode),
+                "sandboxPolicy": config::sandbox_policy(turn.mode, &turn.settings),
+                "cwd": cwd,
+            });
+            if let Some(model) = &turn.settings.model {
+                params["model"] = Value::String(model.clone());
+            }
+            if let Some(effort) = &turn.settings.reasoning_effort {
+                params["effort"] = Value::String(effort.clone());
+            }
+            ("turn/start", params)
+        }
+    }
+}
+
+impl AppSession {
+    pub(super) fn decoder_options(&self) -> AppDecoderOptions {
+        AppDecoderOptions {
+            cwd: self.setup.cwd.clone(),
+            notices: self.setup.client_shows_notices,
+            max_output_bytes: self.server.options().max_output_bytes,
+            // Codex numbers items per thread: ids stay unique across turns with a prefix.
+            id_prefix: format!("t{}-", self.turns),
+        }
+    }
+
+    /// `/status`, answered without Codex.
+    pub(super) fn status(&self, turn: &TurnRequest) -> String {
+        let rate_limits = self.server.live().and_then(|c| c.rpc.rate_limits());
+        commands::Status {
+            model: turn.settings.model.as_deref().or(self.model.as_deref()),
+            mode: turn.mode.id(),
+            thread: self.known_thread.as_deref(),
+            usage: self.usage.as_ref(),
+            rate_limits: rate_limits.as_ref(),
+        }
+        .render()
+    }
+
+    /// What must hold before a turn is sent: a prompt Codex accepts, a workspace that exists
+    /// (the shared server runs elsewhere, so a deleted one shows only here).
+    pub(super) fn check(&self, turn: &TurnRequest) -> Result<(), ProviderError> {
+        let chars = turn.prompt.text.chars().count();
+        if chars > MAX_PROMPT_CHARS {
+            return Err(ProviderError::Prepare(format!(
+                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
+            )));
+        }
+        match std::fs::metadata(&self.setup.cwd) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(ProviderError::WorkDirGone {
+                cwd: self.setup.cwd.clone(),
+                source: std::io::Error::other("it is no longer a directory"),
+            }),
+            Err(source) => Err(ProviderError::WorkDirGone {
+                cwd: self.setup.cwd.clone(),
+                source,
+            }),
+        }
+    }
+
+    /// The turn's stream ended: its transcript is closed and what it taught is kept.
+    pub(super) fn conclude(&mut self, mut run: TurnRun<'_>, end: &Ended, sink: &dyn SessionSink) {
+        if matches!(end, Ended::Cancelled) {
+            run.transcript.cancelled();
+        } else {
+            run.transcript.end();
+        }
+        let learned = Learned {
+            usage: run.usage.take(),
+            totals: run.totals,
+            title: run.title.take(),
+            unknown: run.decoder.unknown_counts(),
+        };
+        self.absorb(learned, sink);
+    }
+
+    pub(super) fn absorb(&mut self, learned: Learned, sink: &dyn SessionSink) {
+        if learned.usage.is_some() {
+            self.usage = learned.usage;
+        }
+        if let Some(totals) = learned.totals {
+            self.totals = totals;
+        }
+        if let Some(title) = learned.title.filter(|t| self.title.as_ref() != Some(t)) {
+            sink.update(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new().title(title.clone()),
+            ));
+            self.title = Some(title);
+        }
+        if !learned.unknown.is_empty() {
+            tracing::info!(unknown = ?learned.unknown, "codex app-server sent messages acplb does not know; ignored");
+        }
+    }
+
+    /// How the turn ended, as the runtime wants it.
+    pub(super) fn outcome(
+        &mut self,
+        end: Ended,
+        start_totals: &Totals,
+    ) -> Result<TurnOutcome, ProviderError> {
+        let cancelled = TurnOutcome {
+            stop_reason: StopReason::Cancelled,
+            usage: None,
+        };
+        match end {
+            Ended::Turn(TurnEnd::Completed) => Ok(TurnOutcome {
+                stop_reason: StopReason::EndTurn,
+                usage: Some(turn_delta(start_totals, &self.totals)),
+            }),
+            Ended::Turn(TurnEnd::Interrupted) | Ended::Cancelled => Ok(cancelled),
+            Ended::Turn(TurnEnd::Failed {
+                message,
+                auth_required: true,
+            }) => Err(ProviderError::AuthRequired {
+                message: format!(
+                    "{} (run `codex login`, or set the provider's API key)",
+                    self.secrets.redact_known(&message)
+                ),
+            }),
+            Ended::Turn(TurnEnd::Failed { message, .. }) => Err(ProviderError::TurnFailed {
+                message: self.secrets.redact_known(&message).into_owned(),
+            }),
+            Ended::Gone(gone) => {
+                // The next turn resumes the thread on a new server.
+                self.thread = None;
+                Err(self.server.gone_error(&gone))
+            }
+        }
+    }
+
+    pub(super) fn server_conn(&self) -> Option<Conn> {
+        self.server.live()
+    }
+}

@@ -1,0 +1,379 @@
+//! One ACP session on the shared app-server: its Codex thread (started, or resumed on a new
+//! server after the old one died) and its turns, with live updates, permission prompts,
+//! steering and interrupt.
+
+use std::time::Duration;
+
+use acplb_core::CancellationToken;
+use acplb_core::error::ProviderError;
+use acplb_core::permission::Mode;
+use acplb_core::provider::{
+    PermissionAnswer, ProviderSession, SessionSettings, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
+};
+use acplb_core::secrets::KnownSecrets;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, SessionInfoUpdate, SessionUpdate, StopReason, ToolCallStatus,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::approval::{Ask, answer_user_input};
+use super::commands::{self, Slash};
+use super::config;
+use super::decode::{AppDecoder, AppDecoderOptions, AppSignal, TurnEnd};
+use super::early::{self, Early};
+use super::rpc::{Gone, Incoming, Rpc, RpcFailure};
+use super::server::{AppServer, Conn};
+use super::turn_input;
+use crate::decode::{Totals, turn_delta};
+use crate::images::ImageFiles;
+use crate::instructions;
+use crate::transcript::Transcript;
+
+mod finish;
+mod turn;
+
+use finish::{inject_instructions, start_request};
+use turn::{Ended, TurnRun, call, notify};
+
+/// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
+const MAX_PROMPT_CHARS: usize = 1 << 20;
+
+/// How long an interrupted turn may take to say it ended before acplb stops waiting.
+const INTERRUPT_WAIT: Duration = Duration::from_secs(3);
+
+#[derive(Debug)]
+struct Thread {
+    id: String,
+    /// The server generation the thread is loaded on.
+    generation: u64,
+    rx: mpsc::UnboundedReceiver<Incoming>,
+}
+
+/// The provider side of one ACP session on app-server.
+#[derive(Debug)]
+pub(crate) struct AppSession {
+    server: AppServer,
+    setup: SessionSetup,
+    secrets: KnownSecrets,
+    thread: Option<Thread>,
+    /// The id of a thread from an earlier server, to resume.
+    known_thread: Option<String>,
+    totals: Totals,
+    turns: u64,
+    /// The thread name last shown as the session title.
+    title: Option<String>,
+    /// The model the thread runs (from `thread/start`), for `/status`.
+    model: Option<String>,
+    /// The last `thread/tokenUsage/updated` params, for `/status`.
+    usage: Option<Value>,
+    /// The thread being started in the background since the session opened.
+    early: Option<JoinHandle<Option<Early>>>,
+}
+
+/// How the turn found its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Found {
+    /// Started or resumed now, with this turn's instructions.
+    Started,
+    /// Started when the session opened, without this turn's instructions.
+    Early,
+    /// Running since an earlier turn.
+    Continued,
+}
+
+impl Drop for AppSession {
+    fn drop(&mut self) {
+        if let Some(early) = self.early.take() {
+            early.abort();
+        }
+    }
+}
+
+impl AppSession {
+    pub(crate) fn new(server: AppServer, setup: SessionSetup) -> Self {
+        let mut session = Self {
+            server,
+            secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
+            setup,
+            thread: None,
+            known_thread: None,
+            totals: Totals::default(),
+            turns: 0,
+            title: None,
+            model: None,
+            usage: None,
+            early: None,
+        };
+        // An error here shows at the first prompt, which builds the same request again.
+        if let Ok(params) = session.thread_params(Mode::default(), &SessionSettings::default(), &[]) {
+            session.early = Some(early::start(session.server.clone(), params));
+        }
+        session
+    }
+
+    /// `thread/start` (and `thread/resume`) params for this session.
+    fn thread_params(
+        &self,
+        mode: Mode,
+        settings: &SessionSettings,
+        turn_instructions: &[String],
+    ) -> Result<Value, ProviderError> {
+        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
+            .map_err(ProviderError::Prepare)?;
+        let mut params = json!({
+            "cwd": self.setup.cwd,
+            "approvalPolicy": config::approval_policy(mode),
+            "sandbox": config::sandbox_mode(mode, settings),
+            "config": config,
+        });
+        if let Some(text) = self.instructions(turn_instructions) {
+            params["developerInstructions"] = Value::String(text);
+        }
+        if let Some(model) = &settings.model {
+            params["model"] = Value::String(model.clone());
+        }
+        Ok(params)
+    }
+
+    /// The thread started when the session opened, if it is on the running server.
+    async fn adopt_early(&mut self, conn: &Conn, transcript: &mut Transcript) -> bool {
+        let Some(handle) = self.early.as_mut() else {
+            return false;
+        };
+        // Awaited by reference: a cancel here leaves the start to finish for the next turn.
+        let early = handle.await.ok().flatten();
+        self.early = None;
+        let Some(early) = early.filter(|e| e.generation == conn.generation) else {
+            return false;
+        };
+        transcript.message(true, &early.request);
+        transcript.message(false, &early.result);
+        if let Some(model) = early.result.pointer("/result/model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        self.known_thread = Some(early.id.clone());
+        self.thread = Some(Thread {
+            id: early.id,
+            generation: early.generation,
+            rx: early.rx,
+        });
+        true
+    }
+
+    /// The thread on the running server: started, or resumed when the server is newer than
+    /// the thread.
+    async fn thread(
+        &mut self,
+        conn: &Conn,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        transcript: &mut Transcript,
+    ) -> Result<Found, ProviderError> {
+        if self
+            .thread
+            .as_ref()
+            .is_some_and(|t| t.generation == conn.generation)
+        {
+            return Ok(Found::Continued);
+        }
+        if self.thread.is_none() && self.known_thread.is_none() && self.adopt_early(conn, transcript).await {
+            return Ok(Found::Early);
+        }
+        if let Some(old) = self.thread.take() {
+            self.known_thread = Some(old.id);
+        }
+        let params = self.thread_params(turn.mode, &turn.settings, &turn.developer_instructions)?;
+        let result = match self.known_thread.clone() {
+            Some(id) => {
+                let mut resume = params.clone();
+                resume["threadId"] = Value::String(id.clone());
+                resume["excludeTurns"] = Value::Bool(true);
+                match call(&conn.rpc, transcript, "thread/resume", resume).await {
+                    Ok(result) => {
+                        tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
+                        result
+                    }
+                    Err(RpcFailure::Gone(gone)) => return Err(self.server.gone_error(&gone)),
+                    Err(failure) => {
+                        tracing::warn!(thread = %id, error = %failure, "resuming the codex thread failed; starting a new one");
+                        notify(
+                            sink,
+                            self.setup.client_shows_notices,
+                            &format!(
+                                "Codex could not resume this conversation ({failure}); it continues in a new thread without the earlier turns."
+                            ),
+                        );
+                        call(&conn.rpc, transcript, "thread/start", params)
+                            .await
+                            .map_err(|f| self.server.failed(&f))?
+                    }
+                }
+            }
+            None => call(&conn.rpc, transcript, "thread/start", params)
+                .await
+                .map_err(|f| self.server.failed(&f))?,
+        };
+        let id = result
+            .pointer("/thread/id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProviderError::TurnFailed {
+                message: "codex app-server started a thread without an id".into(),
+            })?
+            .to_owned();
+        if let Some(model) = result.get("model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        conn.rpc.subscribe(&id, tx);
+        self.known_thread = Some(id.clone());
+        self.thread = Some(Thread {
+            id,
+            generation: conn.generation,
+            rx,
+        });
+        Ok(Found::Started)
+    }
+
+    /// The developer instructions of the session and of this turn from plugins, after the
+    /// user's own.
+    fn instructions(&self, turn: &[String]) -> Option<String> {
+        let added: Vec<String> = self
+            .setup
+            .developer_instructions
+            .iter()
+            .chain(turn)
+            .cloned()
+            .collect();
+        if added.is_empty() {
+            return None;
+        }
+        let home = instructions::codex_home(|k| std::env::var(k).ok());
+        let users = instructions::users_own(&self.server.options().overrides, home.as_deref());
+        instructions::merged(users.as_deref(), &added)
+    }
+}
+
+#[async_trait(?Send)]
+impl ProviderSession for AppSession {
+    async fn run_turn(
+        &mut self,
+        mut turn: TurnRequest,
+        sink: &dyn SessionSink,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ProviderError> {
+        self.turns += 1;
+        let slash = commands::parse(&turn.prompt.text);
+        match &slash {
+            Some(Slash::Status) => {
+                let text = self.status(&turn);
+                sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                    ContentBlock::from(text),
+                )));
+                return Ok(TurnOutcome {
+                    stop_reason: StopReason::EndTurn,
+                    usage: None,
+                });
+            }
+            Some(Slash::Init) => commands::INIT_PROMPT.clone_into(&mut turn.prompt.text),
+            _ => {}
+        }
+        self.check(&turn)?;
+        if !turn.env.is_empty() {
+            tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
+        }
+        let cancelled = || TurnOutcome {
+            stop_reason: StopReason::Cancelled,
+            usage: None,
+        };
+        let mut transcript = Transcript::open(
+            self.server.options().transcript_dir.as_deref(),
+            &self.setup.session_id,
+            self.turns,
+            self.secrets.clone(),
+        );
+        let conn = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(cancelled()),
+            conn = self.server.connect() => conn?,
+        };
+        transcript.start_app_server(
+            self.known_thread.as_deref(),
+            &self.setup.cwd,
+            turn.prompt.text.len(),
+            conn.generation,
+        );
+        let found = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Ok(cancelled()),
+            started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
+        };
+        let images = ImageFiles::write(&turn.prompt.images)?;
+        let decoder = AppDecoder::new(self.decoder_options());
+        let Some(thread) = self.thread.as_mut() else {
+            return Err(ProviderError::Prepare("no codex thread".into()));
+        };
+        let thread_id = thread.id.clone();
+        // Stale messages of an earlier turn (after an interrupt) are of no use now.
+        while let Ok(stale) = thread.rx.try_recv() {
+            conn.rpc.took(&stale);
+        }
+        conn.rpc.set_active(&thread_id, true);
+        inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
+        let (method, params) = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
+        let start_totals = self.totals;
+        let mut run = TurnRun {
+            rpc: &conn.rpc,
+            marker: &conn.marker,
+            thread_id: &thread_id,
+            turn_id: None,
+            decoder,
+            totals: None,
+            title: None,
+            out: Vec::new(),
+            waiting: Vec::new(),
+            transcript,
+            usage: None,
+        };
+        let rx = &mut thread.rx;
+        let started = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            started = call(&conn.rpc, &mut run.transcript, method, params) => Some(started),
+        };
+        let end = match started {
+            None => Ended::Cancelled,
+            Some(Err(failure)) => return Err(self.server.failed(&failure)),
+            Some(Ok(result)) => {
+                run.turn_id = result
+                    .pointer("/turn/id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                run.drive(rx, sink, &cancel, &turn.steer).await
+            }
+        };
+        drop(images);
+        conn.rpc.set_active(&thread_id, false);
+        while let Ok(late) = rx.try_recv() {
+            conn.rpc.took(&late);
+        }
+        self.conclude(run, &end, sink);
+        self.outcome(end, &start_totals)
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take()
+            && let Some(conn) = self.server_conn()
+        {
+            conn.rpc.unsubscribe(&thread.id);
+        }
+    }
+
+    fn thread_id(&self) -> Option<String> {
+        self.known_thread.clone()
+    }
+}

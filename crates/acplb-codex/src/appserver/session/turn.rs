@@ -1,0 +1,288 @@
+//! One running turn on app-server: the thread's messages in (decoded into updates), permission
+//! asks raced against cancel, steering, and the interrupt that ends a cancelled turn.
+
+use super::{
+    AppDecoder, AppSignal, Ask, CancellationToken, ContentBlock, ContentChunk, FuturesUnordered, Gone,
+    INTERRUPT_WAIT, Incoming, PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt,
+    ToolCallStatus, Totals, Transcript, TurnEnd, Value, answer_user_input, json, mpsc, turn_input,
+};
+
+/// How a turn's stream ended.
+pub(super) enum Ended {
+    Turn(TurnEnd),
+    Cancelled,
+    Gone(Gone),
+}
+
+/// One running turn: the thread's messages in, updates and answers out.
+pub(super) struct TurnRun<'a> {
+    pub(super) rpc: &'a Rpc,
+    /// The server's process marker: its commands for this thread are swept on cancel.
+    pub(super) marker: &'a str,
+    pub(super) thread_id: &'a str,
+    pub(super) turn_id: Option<String>,
+    pub(super) decoder: AppDecoder,
+    pub(super) totals: Option<Totals>,
+    pub(super) title: Option<String>,
+    pub(super) out: Vec<SessionUpdate>,
+    /// Requests waiting on the editor: their id and the answer that cancels them.
+    pub(super) waiting: Vec<(Value, Value)>,
+    pub(super) transcript: Transcript,
+    /// The last `thread/tokenUsage/updated` params.
+    pub(super) usage: Option<Value>,
+}
+
+pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
+
+impl TurnRun<'_> {
+    pub(super) async fn drive(
+        &mut self,
+        rx: &mut mpsc::UnboundedReceiver<Incoming>,
+        sink: &dyn SessionSink,
+        cancel: &CancellationToken,
+        steer: &acplb_core::provider::SteerInbox,
+    ) -> Ended {
+        let mut asks: FuturesUnordered<PendingAsk<'_>> = FuturesUnordered::new();
+        loop {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return self.interrupt(rx, sink, asks).await,
+                // Cancel-safe: FuturesUnordered keeps the other asks.
+                Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
+                    let result = match &answer {
+                        PermissionAnswer::Selected(option) => ask.answer(option),
+                        PermissionAnswer::Cancelled => ask.cancelled(),
+                        PermissionAnswer::Unanswered(why) => {
+                            tracing::info!(reason = %why, "permission not answered; treated as a rejection");
+                            ask.rejected()
+                        }
+                    };
+                    self.waiting.retain(|(waiting, _)| *waiting != id);
+                    self.respond(&id, result);
+                }
+                // Cancel-safe: a steered prompt not taken stays in the channel.
+                input = steer.next() => self.steer(&input.text).await,
+                msg = rx.recv() => {
+                    let Some(msg) = msg else {
+                        return Ended::Gone(Gone { status: "the connection was closed".into(), stderr_tail: String::new() });
+                    };
+                    self.rpc.took(&msg);
+                    self.record(&msg);
+                    match msg {
+                        Incoming::Gone(gone) => {
+                            self.close_open("Codex exited before this finished.", sink);
+                            return Ended::Gone(gone);
+                        }
+                        Incoming::Notification { method, params } => {
+                            if let Some(end) = self.on_notification(&method, &params) {
+                                self.flush(sink);
+                                return Ended::Turn(end);
+                            }
+                        }
+                        Incoming::Request { id, method, params } => {
+                            if let Some(ask) = Ask::from_request(&method, &params, &self.decoder) {
+                                let question = acplb_core::provider::PermissionAsk {
+                                    tool_call: ask.tool_call.clone(),
+                                    options: ask.options.clone(),
+                                };
+                                self.waiting.push((id.clone(), ask.cancelled()));
+                                asks.push(Box::pin(async move {
+                                    let answer = sink.request_permission(question).await;
+                                    (id, ask, answer)
+                                }));
+                            } else if method == "item/tool/requestUserInput" {
+                                let result = answer_user_input(&params, &mut self.out);
+                                self.respond(&id, result);
+                            } else if method == "mcpServer/elicitation/request" {
+                                // An MCP server asking the user for data: acplb has no form to
+                                // show, so the answer is a decline the server can handle.
+                                tracing::info!("an MCP server asked for input acplb cannot show; declined");
+                                self.respond(&id, json!({ "action": "decline", "content": null, "_meta": null }));
+                            } else {
+                                tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
+                                self.respond_error(&id, -32601, "acplb cannot answer this request");
+                            }
+                        }
+                    }
+                    self.flush(sink);
+                    // The editor is behind: stop taking messages until it catches up.
+                    sink.ready().await;
+                }
+            }
+        }
+    }
+
+    /// Returns how the turn ended once it has.
+    pub(super) fn on_notification(&mut self, method: &str, params: &Value) -> Option<TurnEnd> {
+        // A message of another turn of this thread (an earlier, interrupted one) is not ours.
+        if let (Some(ours), Some(theirs)) = (
+            self.turn_id.as_deref(),
+            params.get("turnId").and_then(Value::as_str),
+        ) && ours != theirs
+        {
+            return None;
+        }
+        if method == "thread/tokenUsage/updated" {
+            self.usage = Some(params.clone());
+        }
+        match self.decoder.notification(method, params, &mut self.out)? {
+            AppSignal::TurnStarted { turn_id } => {
+                self.turn_id.get_or_insert(turn_id);
+                None
+            }
+            AppSignal::TurnCompleted { turn_id, end } => {
+                if self.turn_id.as_deref().is_some_and(|t| t != turn_id) {
+                    return None;
+                }
+                Some(end)
+            }
+            AppSignal::Totals(totals) => {
+                self.totals = Some(totals);
+                None
+            }
+            AppSignal::ThreadName(name) => {
+                self.title = Some(name);
+                None
+            }
+        }
+    }
+
+    pub(super) fn respond(&mut self, id: &Value, result: Value) {
+        self.transcript
+            .message(true, &json!({ "id": id, "result": result }));
+        self.rpc.respond(id, result);
+    }
+
+    pub(super) fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
+        self.transcript.message(
+            true,
+            &json!({ "id": id, "error": { "code": code, "message": message } }),
+        );
+        self.rpc.respond_error(id, code, message);
+    }
+
+    pub(super) fn record(&mut self, msg: &Incoming) {
+        let value = match msg {
+            Incoming::Notification { method, params } => json!({ "method": method, "params": params }),
+            Incoming::Request { id, method, params } => {
+                json!({ "id": id, "method": method, "params": params })
+            }
+            Incoming::Gone(gone) => json!({ "gone": { "status": gone.status } }),
+        };
+        self.transcript.message(false, &value);
+    }
+
+    pub(super) async fn steer(&mut self, text: &str) {
+        let Some(turn_id) = self.turn_id.clone() else {
+            return;
+        };
+        let params = json!({
+            "threadId": self.thread_id,
+            "input": turn_input::user_input(text, &[]),
+            "expectedTurnId": turn_id,
+        });
+        if let Err(e) = call(self.rpc, &mut self.transcript, "turn/steer", params).await {
+            tracing::warn!(error = %e, "steering the running turn failed");
+        }
+    }
+
+    /// Cancel: pending asks are answered "cancel", the turn is interrupted, and its end awaited
+    /// (briefly) so its last updates are not lost; open tool calls close as cancelled.
+    pub(super) async fn interrupt(
+        &mut self,
+        rx: &mut mpsc::UnboundedReceiver<Incoming>,
+        sink: &dyn SessionSink,
+        asks: FuturesUnordered<PendingAsk<'_>>,
+    ) -> Ended {
+        // The pending permission prompts are dropped (the editor cancels its own on
+        // session/cancel); Codex hears "cancel" for each.
+        drop(asks);
+        for (id, cancelled) in std::mem::take(&mut self.waiting) {
+            self.respond(&id, cancelled);
+        }
+        let rpc = self.rpc;
+        if let Some(turn_id) = self.turn_id.clone() {
+            let params = json!({ "threadId": self.thread_id, "turnId": turn_id });
+            let wait_end = async {
+                let _ignored = call(rpc, &mut self.transcript, "turn/interrupt", params).await;
+                while let Some(msg) = rx.recv().await {
+                    rpc.took(&msg);
+                    self.record(&msg);
+                    match msg {
+                        Incoming::Notification { method, params } => {
+                            if self.on_notification(&method, &params).is_some() {
+                                return;
+                            }
+                        }
+                        Incoming::Request { id, method, params } => {
+                            // Asked while stopping: refused the way a rejection would be.
+                            match Ask::from_request(&method, &params, &self.decoder) {
+                                Some(ask) => self.respond(&id, ask.cancelled()),
+                                None => self.respond_error(&id, -32603, "the turn was cancelled"),
+                            }
+                        }
+                        Incoming::Gone(_) => return,
+                    }
+                }
+            };
+            if tokio::time::timeout(INTERRUPT_WAIT, wait_end).await.is_err() {
+                tracing::warn!("codex did not confirm the interrupt in time");
+            }
+        }
+        // Codex leaves a running command running after an interrupt; it must not outlive the
+        // cancel. Its processes carry the server's marker and the thread's id; the server and
+        // other sessions' commands do not match both.
+        let entry = format!("CODEX_THREAD_ID={}", self.thread_id);
+        let killed = acplb_core::transport::kill_marked_with(self.marker.to_owned(), entry).await;
+        if killed > 0 {
+            tracing::debug!(killed, "stopped the cancelled turn's commands");
+        }
+        self.close_open("Cancelled before it finished.", sink);
+        Ended::Cancelled
+    }
+
+    pub(super) fn close_open(&mut self, why: &str, sink: &dyn SessionSink) {
+        self.decoder
+            .close_open_tool_calls_because(ToolCallStatus::Failed, Some(why), &mut self.out);
+        self.flush(sink);
+    }
+
+    pub(super) fn flush(&mut self, sink: &dyn SessionSink) {
+        for update in self.out.drain(..) {
+            sink.update(update);
+        }
+    }
+}
+
+/// A request of acplb's, written to the turn's transcript with its result.
+pub(super) async fn call(
+    rpc: &Rpc,
+    transcript: &mut Transcript,
+    method: &str,
+    params: Value,
+) -> Result<Value, RpcFailure> {
+    transcript.message(true, &json!({ "method": method, "params": params }));
+    let result = rpc.request(method, params).await;
+    let recorded = match &result {
+        Ok(value) => json!({ "method": method, "result": value }),
+        Err(RpcFailure::Error { code, message }) => {
+            json!({ "method": method, "error": { "code": code, "message": message } })
+        }
+        Err(RpcFailure::Gone(gone)) => json!({ "method": method, "gone": { "status": gone.status } }),
+    };
+    transcript.message(false, &recorded);
+    result
+}
+
+/// A notice to the user: a `notice` update where the client shows them, else a message.
+pub(super) fn notify(sink: &dyn SessionSink, notices: bool, text: &str) {
+    let update = if notices {
+        SessionUpdate::Notice(agent_client_protocol::v1::schema::Notice::new(
+            agent_client_protocol::v1::schema::NoticeSeverity::Warning,
+            text,
+        ))
+    } else {
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))
+    };
+    sink.update(update);
+}
