@@ -157,3 +157,53 @@ exec sleep 600"#,
         "an unknown request is declined: {answer}"
     );
 }
+
+#[tokio::test]
+async fn a_dying_server_that_prints_an_mcp_secret_is_explained_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Answers `initialize`, then prints the session's `thread/start` (which carries the MCP
+    // server's environment) on stderr and dies.
+    let codex = fake_codex(
+        dir.path(),
+        r#"read -r l; i=$(echo "$l" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'); echo "{\"id\":$i,\"result\":{}}"
+read -r l
+read -r l; echo "panic: could not start thread: $l" >&2
+exit 3"#,
+    );
+    let secret = format!("s3cret-{}-value", std::process::id());
+    let mut acplb = spawn(dir.path(), &codex);
+    let cwd = dir.path().to_owned();
+    let token = secret.clone();
+    let result = acplb
+        .client(&Updates::default(), async |cx| {
+            let server = agent_client_protocol::v1::schema::McpServer::Stdio(
+                agent_client_protocol::v1::schema::McpServerStdio::new("files", "/bin/true").env(vec![
+                    agent_client_protocol::v1::schema::EnvVariable::new("TOKEN", token),
+                ]),
+            );
+            cx.send_request(agent_client_protocol::v1::schema::InitializeRequest::new(
+                agent_client_protocol::schema::ProtocolVersion::V1,
+            ))
+            .block_task()
+            .await?;
+            let s = cx
+                .send_request(
+                    agent_client_protocol::v1::schema::NewSessionRequest::new(&cwd).mcp_servers(vec![server]),
+                )
+                .block_task()
+                .await?;
+            Ok(prompt(&cx, &s.session_id, "hello").await)
+        })
+        .await
+        .unwrap();
+    let err = result.expect_err("the server died");
+    let text = serde_json::to_string(&err).unwrap();
+    assert!(err.message.contains("exit status: 3"), "{err:?}");
+    assert!(
+        err.message.contains("could not start thread"),
+        "the stderr is shown: {err:?}"
+    );
+    assert!(!text.contains(&secret), "the secret reached the editor: {text}");
+    assert!(text.contains("[REDACTED]"), "{text}");
+    assert!(!acplb.stderr().contains(&secret), "the log holds the secret");
+}

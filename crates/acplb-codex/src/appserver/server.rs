@@ -315,7 +315,11 @@ async fn read_loop(
                 tracing::warn!(bytes, "dropped an over-long line from codex app-server");
             }
             ProcessEvent::Stderr(line) => {
-                tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                if tracing::enabled!(target: "acplb::codex::stderr", tracing::Level::DEBUG) {
+                    // Shared by every session: the secret patterns, not one session's values.
+                    let line = acplb_core::redact::redact(&line);
+                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
+                }
                 transcript.borrow_mut().stderr(&line);
             }
             ProcessEvent::Exited(status) => break status,

@@ -2,6 +2,7 @@
 //! taught (usage, totals, title), the request that starts a turn, and the outcome the runtime
 //! gets.
 
+use super::super::rpc::{Gone, RpcFailure};
 use super::turn::{Ended, TurnRun, call};
 use super::{
     AppDecoderOptions, AppSession, Conn, Found, MAX_PROMPT_CHARS, ProviderError, Rpc, SessionInfoUpdate,
@@ -187,8 +188,23 @@ impl AppSession {
             Ended::Gone(gone) => {
                 // The next turn resumes the thread on a new server.
                 self.thread = None;
-                Err(self.server.gone_error(&gone))
+                Err(self.gone_error(&gone))
             }
+        }
+    }
+
+    /// The error for a turn whose server died, its stderr cleared of the session's secrets.
+    pub(super) fn gone_error(&self, gone: &Gone) -> ProviderError {
+        let mut gone = gone.clone();
+        gone.stderr_tail = self.secrets.redact(&gone.stderr_tail);
+        self.server.gone_error(&gone)
+    }
+
+    /// The error a failed request means for the turn.
+    pub(super) fn failed(&self, failure: &RpcFailure) -> ProviderError {
+        match failure {
+            RpcFailure::Gone(gone) => self.gone_error(gone),
+            RpcFailure::Error { .. } => self.server.failed(failure),
         }
     }
 

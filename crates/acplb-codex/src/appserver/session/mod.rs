@@ -198,7 +198,7 @@ impl AppSession {
                         tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
                         result
                     }
-                    Err(RpcFailure::Gone(gone)) => return Err(self.server.gone_error(&gone)),
+                    Err(RpcFailure::Gone(gone)) => return Err(self.gone_error(&gone)),
                     Err(failure) => {
                         tracing::warn!(thread = %id, error = %failure, "resuming the codex thread failed; starting a new one");
                         notify(
@@ -210,13 +210,13 @@ impl AppSession {
                         );
                         call(&conn.rpc, transcript, "thread/start", params)
                             .await
-                            .map_err(|f| self.server.failed(&f))?
+                            .map_err(|f| self.failed(&f))?
                     }
                 }
             }
             None => call(&conn.rpc, transcript, "thread/start", params)
                 .await
-                .map_err(|f| self.server.failed(&f))?,
+                .map_err(|f| self.failed(&f))?,
         };
         let id = result
             .pointer("/thread/id")
@@ -347,7 +347,7 @@ impl ProviderSession for AppSession {
         };
         let end = match started {
             None => Ended::Cancelled,
-            Some(Err(failure)) => return Err(self.server.failed(&failure)),
+            Some(Err(failure)) => return Err(self.failed(&failure)),
             Some(Ok(result)) => {
                 run.turn_id = result
                     .pointer("/turn/id")
