@@ -4,7 +4,7 @@
 //! recorded status; on SIGINT it exits 1 and on SIGTERM 143, as Codex 0.169.0 does.
 //!
 //! Started as `codex app-server` for a scenario recorded on that transport, it plays the
-//! recorded JSON-RPC instead ([`app`]).
+//! recorded JSON-RPC instead (`app`).
 //!
 //! Ordering across the two pipes: acplb reads stdout and stderr concurrently, so two lines
 //! written back to back on different pipes may be read in either order. Before a line on the
