@@ -65,9 +65,39 @@ fn acplb_binary(explicit: Option<PathBuf>, this_exe: Option<PathBuf>) -> anyhow:
 struct Screen {
     tool_titles: HashMap<String, String>,
     mode_names: HashMap<String, String>,
+    /// The message or thought being streamed on the current line: its kind and message id.
+    open: Option<(String, String)>,
 }
 
 impl Screen {
+    /// What to print for one update: a streamed chunk continues its line, anything else
+    /// starts one of its own.
+    fn show(&mut self, n: &SessionNotification) -> Option<String> {
+        let v = serde_json::to_value(&n.update).ok()?;
+        let kind = v["sessionUpdate"].as_str()?.to_owned();
+        if matches!(kind.as_str(), "agent_message_chunk" | "agent_thought_chunk") {
+            let id = v["messageId"].as_str().unwrap_or_default().to_owned();
+            let key = (kind, id);
+            if self.open.as_ref() == Some(&key) {
+                return Some(v["content"]["text"].as_str()?.replace('\n', " "));
+            }
+            let line = self.describe(n)?;
+            let start = if self.open.replace(key).is_some() {
+                "\n"
+            } else {
+                ""
+            };
+            return Some(format!("{start}{line}"));
+        }
+        let line = self.describe(n)?;
+        Some(format!("{}{line}\n", self.close()))
+    }
+
+    /// Ends a streamed line, if one is open: what to print first.
+    fn close(&mut self) -> &'static str {
+        if self.open.take().is_some() { "\n" } else { "" }
+    }
+
     /// One update as an editor would show it, or `None` for bookkeeping updates.
     fn describe(&mut self, n: &SessionNotification) -> Option<String> {
         let v = serde_json::to_value(&n.update).ok()?;
@@ -178,8 +208,10 @@ async fn main() -> anyhow::Result<()> {
         .name("acplb-demo")
         .on_receive_notification(
             async move |n: SessionNotification, _cx| {
-                if let Some(line) = screen.lock().ok().and_then(|mut s| s.describe(&n)) {
-                    println!("{line}");
+                if let Some(text) = screen.lock().ok().and_then(|mut s| s.show(&n)) {
+                    print!("{text}");
+                    // Streamed text shows as it comes.
+                    let _ignored = std::io::Write::flush(&mut std::io::stdout());
                 }
                 if let Ok(mut v) = sink.lock() {
                     v.push(n);
@@ -222,7 +254,8 @@ async fn main() -> anyhow::Result<()> {
                     .usage
                     .map(|u| format!(", {} tokens in / {} out", u.input_tokens, u.output_tokens))
                     .unwrap_or_default();
-                println!("  = {:?}{usage}\n", r.stop_reason);
+                let end_line = modes.lock().map_or("", |mut s| s.close());
+                println!("{end_line}  = {:?}{usage}\n", r.stop_reason);
             }
             Ok(())
         })
@@ -276,6 +309,32 @@ mod tests {
 
     fn note(update: &serde_json::Value) -> SessionNotification {
         serde_json::from_value(serde_json::json!({"sessionId": "s", "update": update})).unwrap()
+    }
+
+    #[test]
+    fn streamed_chunks_continue_their_line_and_the_next_item_starts_a_new_one() {
+        let mut screen = Screen::default();
+        let chunk = |text: &str, id: &str| {
+            note(&serde_json::json!({
+                "sessionUpdate": "agent_message_chunk", "messageId": id,
+                "content": {"type": "text", "text": text}
+            }))
+        };
+        assert_eq!(
+            screen.show(&chunk("Hello! I am ", "m1")).unwrap(),
+            "  message  Hello! I am "
+        );
+        assert_eq!(screen.show(&chunk("the mock.", "m1")).unwrap(), "the mock.");
+        assert_eq!(screen.show(&chunk("Next.", "m2")).unwrap(), "\n  message  Next.");
+        let tool = note(&serde_json::json!({
+            "sessionUpdate": "tool_call", "toolCallId": "t1", "title": "ls",
+            "kind": "search", "status": "in_progress"
+        }));
+        assert_eq!(
+            screen.show(&tool).unwrap(),
+            "\n  tool     ls [search] in_progress\n"
+        );
+        assert_eq!(screen.close(), "", "nothing open after a whole line");
     }
 
     #[test]
