@@ -3,6 +3,7 @@
 //! `LocalSet`.
 
 mod changes;
+mod steer;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -26,9 +27,7 @@ use super::sink::AcpSink;
 use crate::error::ProviderError;
 use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
-use crate::provider::{
-    ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest, WhileBusy,
-};
+use crate::provider::{ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest};
 use crate::runtime::wire_error::{self, reply};
 use crate::transport::OutputFlow;
 
@@ -201,39 +200,6 @@ impl SessionActor {
         }
     }
 
-    /// Sends a prompt into the running turn when the session steers and nothing waits before
-    /// it; gives it back when it must be queued instead.
-    fn try_steer(
-        &mut self,
-        req: PromptRequest,
-        responder: Responder<PromptResponse>,
-    ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
-        let steering = self.settings.while_busy == WhileBusy::Steer && self.catalog.steer;
-        let Some(running) = self
-            .running
-            .as_mut()
-            .filter(|r| steering && !r.cancel.is_cancelled())
-        else {
-            return Some((req, responder));
-        };
-        if !self.queue.is_empty() {
-            return Some((req, responder));
-        }
-        let input = match prompt::flatten(&req.prompt) {
-            Ok(input) => input,
-            Err(e) => {
-                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
-                return None;
-            }
-        };
-        if running.steer.send(input).is_err() {
-            return Some((req, responder));
-        }
-        tracing::info!(session = %self.id, "prompt steered into the running turn");
-        running.steered.push(responder);
-        None
-    }
-
     /// The turn ran past the limit: it is stopped as a cancel would stop it (the provider
     /// kills its processes and closes open tool calls), then answered with a timeout error.
     fn on_turn_timeout(&mut self) {
@@ -382,7 +348,7 @@ impl SessionActor {
         cancel.cancel();
         // A steered prompt became part of this turn: it ends as the turn does.
         for other in steered {
-            answer(other, &result, self.turn_timeout.filter(|_| timed_out));
+            steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));
         }
         let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
         if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
@@ -410,21 +376,6 @@ impl SessionActor {
             }
         }
         self.pipeline.on_turn_finished(&self.id);
-    }
-}
-
-/// Answers a prompt that was steered into a turn, the way the turn itself is answered.
-fn answer(
-    responder: Responder<PromptResponse>,
-    result: &Result<TurnOutcome, ProviderError>,
-    timeout: Option<Duration>,
-) {
-    match (result, timeout) {
-        (Ok(o), Some(limit)) if o.stop_reason == StopReason::Cancelled => {
-            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
-        }
-        (Ok(o), _) => reply(responder.respond(PromptResponse::new(o.stop_reason))),
-        (Err(e), _) => reply(responder.respond_with_error(wire_error::provider(e))),
     }
 }
 

@@ -1,0 +1,63 @@
+//! Prompts sent while a turn runs, when the session steers (`while_busy` = `steer`): sent into
+//! the running turn through its inbox, and answered when that turn ends, the way it is.
+
+use std::time::Duration;
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, StopReason};
+
+use super::SessionActor;
+use crate::error::ProviderError;
+use crate::provider::{TurnOutcome, WhileBusy};
+use crate::runtime::wire_error::{self, reply};
+use crate::session::prompt;
+
+impl SessionActor {
+    /// Sends a prompt into the running turn when the session steers and nothing waits before
+    /// it; gives it back when it must be queued instead.
+    pub(super) fn try_steer(
+        &mut self,
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
+        let steering = self.settings.while_busy == WhileBusy::Steer && self.catalog.steer;
+        let Some(running) = self
+            .running
+            .as_mut()
+            .filter(|r| steering && !r.cancel.is_cancelled())
+        else {
+            return Some((req, responder));
+        };
+        if !self.queue.is_empty() {
+            return Some((req, responder));
+        }
+        let input = match prompt::flatten(&req.prompt) {
+            Ok(input) => input,
+            Err(e) => {
+                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
+                return None;
+            }
+        };
+        if running.steer.send(input).is_err() {
+            return Some((req, responder));
+        }
+        tracing::info!(session = %self.id, "prompt steered into the running turn");
+        running.steered.push(responder);
+        None
+    }
+}
+
+/// Answers a prompt that was steered into a turn, the way the turn itself is answered.
+pub(super) fn answer(
+    responder: Responder<PromptResponse>,
+    result: &Result<TurnOutcome, ProviderError>,
+    timeout: Option<Duration>,
+) {
+    match (result, timeout) {
+        (Ok(o), Some(limit)) if o.stop_reason == StopReason::Cancelled => {
+            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+        }
+        (Ok(o), _) => reply(responder.respond(PromptResponse::new(o.stop_reason))),
+        (Err(e), _) => reply(responder.respond_with_error(wire_error::provider(e))),
+    }
+}
