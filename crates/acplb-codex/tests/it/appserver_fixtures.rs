@@ -9,13 +9,14 @@
 //! signal as one JSON line. `INSTA_UPDATE=always cargo test -p acplb-codex` blesses changes.
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use acplb_codex::appserver::approval::{Ask, answer_user_input};
 use acplb_codex::appserver::decode::{AppDecoder, AppDecoderOptions};
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde_json::{Value, json};
+
+use crate::snapshot_all::{Fixtures, check_all};
 
 /// The workspace the fixtures were recorded in (rewritten by the recorder).
 const CWD: &str = "/workspace";
@@ -148,44 +149,13 @@ fn render(rendered: &mut Vec<String>, out: &mut Vec<SessionUpdate>) {
 
 #[test]
 fn fixtures() {
-    let mut paths: Vec<PathBuf> = fs::read_dir(fixtures_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    paths.sort();
-    assert!(
-        paths.len() >= 20,
-        "fixtures missing in {}",
-        fixtures_dir().display()
-    );
-    let mut failed = Vec::new();
-    for path in &paths {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            let decoded = check(path);
-            insta::with_settings!({
-                snapshot_path => "../snapshots/appserver",
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                description => format!("decoded from tests/fixtures/appserver/{name}.jsonl"),
-                filters => vec![
-                    (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[UUID]"),
-                    (r"127\.0\.0\.1:[0-9]+", "127.0.0.1:[PORT]"),
-                    (CWD, "[CWD]"),
-                ],
-            }, {
-                insta::assert_snapshot!(name.as_str(), decoded);
-            });
-        }));
-        if result.is_err() {
-            failed.push(name);
-        }
-    }
-    assert!(
-        failed.is_empty(),
-        "{} of {} fixtures differ from their snapshots: {failed:?}",
-        failed.len(),
-        paths.len()
-    );
+    let fixtures = Fixtures {
+        dir: fixtures_dir(),
+        label: "tests/fixtures/appserver",
+        snapshots: "../snapshots/appserver",
+        at_least: 20,
+        cwd: CWD,
+        filters: &[(r"127\.0\.0\.1:[0-9]+", "127.0.0.1:[PORT]")],
+    };
+    check_all(&fixtures, check);
 }

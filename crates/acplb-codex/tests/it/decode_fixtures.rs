@@ -10,12 +10,13 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use acplb_codex::decode::{Decoder, DecoderOptions, FileTexts, OldText};
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde::Deserialize;
+
+use crate::snapshot_all::{Fixtures, check_all};
 
 /// The session cwd the fixtures were recorded in (rewritten from the capture's repo path).
 const CWD: &str = "/workspace";
@@ -98,39 +99,13 @@ fn render(rendered: &mut Vec<String>, out: &mut Vec<SessionUpdate>) {
 
 #[test]
 fn fixtures() {
-    let mut paths: Vec<PathBuf> = fs::read_dir(fixtures_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    paths.sort();
-    assert!(!paths.is_empty(), "no fixtures in {}", fixtures_dir().display());
-    let mut failed = Vec::new();
-    for path in &paths {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            let decoded = check(path);
-            insta::with_settings!({
-                snapshot_path => "../snapshots",
-                prepend_module_to_snapshot => false,
-                omit_expression => true,
-                description => format!("decoded from tests/fixtures/{name}.jsonl"),
-                filters => vec![
-                    (r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", "[UUID]"),
-                    (CWD, "[CWD]"),
-                ],
-            }, {
-                insta::assert_snapshot!(name.as_str(), decoded);
-            });
-        }));
-        if result.is_err() {
-            failed.push(name);
-        }
-    }
-    assert!(
-        failed.is_empty(),
-        "{} of {} fixtures differ from their snapshots: {failed:?}",
-        failed.len(),
-        paths.len()
-    );
+    let fixtures = Fixtures {
+        dir: fixtures_dir(),
+        label: "tests/fixtures",
+        snapshots: "../snapshots",
+        at_least: 1,
+        cwd: CWD,
+        filters: &[],
+    };
+    check_all(&fixtures, check);
 }

@@ -3,3 +3,4 @@
 
 mod appserver_fixtures;
 mod decode_fixtures;
+mod snapshot_all;
