@@ -11,6 +11,7 @@ pub mod redact;
 pub mod runtime;
 pub mod secrets;
 pub mod session;
+pub mod sessions;
 pub mod telemetry;
 pub mod transport;
 

@@ -66,14 +66,11 @@ pub fn user_config_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> 
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".config")))
 }
 
-/// acplb's state directory: `$XDG_STATE_HOME/acplb`, else `~/.local/state/acplb`. A
-/// workspace's composer file may name paths here as well as in the workspace.
+/// acplb's state directory (`$ACPLB_STATE_DIR`, else `$XDG_STATE_HOME/acplb`, else
+/// `~/.local/state/acplb`; see [`crate::sessions::state`]). A workspace's composer file may
+/// name paths here as well as in the workspace.
 pub fn state_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    env("XDG_STATE_HOME")
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local/state")))
-        .map(|d| d.join("acplb"))
+    crate::sessions::state::state_dir(env)
 }
 
 /// One validated `[[plugin]]` entry.
