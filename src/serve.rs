@@ -4,7 +4,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher};
-use acplb_core::runtime::{Server, ServerOptions};
+use acplb_core::runtime::{Durability, Server, ServerOptions};
 use acplb_core::transport::stdio::{Wire, WireLimits};
 use anyhow::Context as _;
 
@@ -50,6 +50,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.mcp_launcher = mcp_launcher();
     let catalog = acplb_codex::catalog(&cli.config);
     let transport = crate::settings::transport(cli)?;
+    let durability = durability()?;
     tracing::info!(transport = %transport.transport, from = %transport.from, "codex transport");
     arm_exit_guard();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -70,6 +71,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
                 shutdown_grace: Duration::from_millis(900),
                 output_flow: wire.flow,
                 turn_timeout: cli.turn_timeout.limit(),
+                durability,
             },
         );
         let result = server.serve(wire.transport, stop_signal()).await;
@@ -86,6 +88,20 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     // without waiting for it is what lets acplb exit at once.
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(())
+}
+
+/// Where sessions are kept: the state directory, or nowhere (with a warning) when there is none.
+fn durability() -> anyhow::Result<Option<Durability>> {
+    let journal_limit = crate::settings::journal_limit()?;
+    let Some(state_dir) = acplb_core::sessions::state::state_dir_from_env() else {
+        tracing::warn!("no state directory (set ACPLB_STATE_DIR or HOME): sessions will not be kept");
+        return Ok(None);
+    };
+    tracing::info!(dir = %state_dir.display(), "sessions are kept here");
+    Ok(Some(Durability {
+        state_dir,
+        journal_limit,
+    }))
 }
 
 /// Arms the exit guard (`acplb exit-guard`): it starts with the first Codex process, or not at

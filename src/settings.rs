@@ -1,6 +1,7 @@
 //! acplb's own settings file, `$XDG_CONFIG_HOME/acplb/config.toml` (else
-//! `~/.config/acplb/config.toml`): what the command line and the environment leave open. Today
-//! that is the Codex transport (`transport = "app-server" | "exec"`).
+//! `~/.config/acplb/config.toml`): what the command line and the environment leave open: the
+//! Codex transport (`transport = "app-server" | "exec"`) and how large one session's journal
+//! may grow (`[sessions] journal_limit_mb`, default 256).
 
 use std::path::Path;
 
@@ -15,6 +16,45 @@ use crate::cli::Cli;
 #[serde(deny_unknown_fields)]
 struct File {
     transport: Option<String>,
+    sessions: Option<Sessions>,
+}
+
+/// `[sessions]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sessions {
+    journal_limit_mb: Option<u64>,
+}
+
+/// The settings file, if there is one.
+fn settings_path() -> Option<std::path::PathBuf> {
+    crate::pipelines::user_config_dir()
+        .map(|d| d.join("acplb").join("config.toml"))
+        .filter(|p| p.exists())
+}
+
+fn read(path: &Path) -> anyhow::Result<File> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+}
+
+/// The size limit of one session journal, in bytes: `[sessions] journal_limit_mb`, else 256 MiB.
+pub(crate) fn journal_limit() -> anyhow::Result<u64> {
+    let Some(path) = settings_path() else {
+        return Ok(acplb_core::sessions::journal::DEFAULT_LIMIT);
+    };
+    limit_from_file(&path)
+}
+
+fn limit_from_file(path: &Path) -> anyhow::Result<u64> {
+    match read(path)?.sessions.and_then(|s| s.journal_limit_mb) {
+        None => Ok(acplb_core::sessions::journal::DEFAULT_LIMIT),
+        Some(0) => bail!(
+            "{}: `sessions.journal_limit_mb` must be at least 1",
+            path.display()
+        ),
+        Some(mb) => Ok(mb.saturating_mul(1 << 20)),
+    }
 }
 
 /// The transport to run and where that choice came from.
@@ -37,10 +77,9 @@ pub(crate) fn transport(cli: &Cli) -> anyhow::Result<Choice> {
             from: from.to_owned(),
         });
     }
-    let path = crate::pipelines::user_config_dir().map(|d| d.join("acplb").join("config.toml"));
-    match path {
-        Some(path) if path.exists() => from_file(&path),
-        _ => Ok(Choice {
+    match settings_path() {
+        Some(path) => from_file(&path),
+        None => Ok(Choice {
             transport: Transport::default(),
             from: "the default".to_owned(),
         }),
@@ -48,9 +87,7 @@ pub(crate) fn transport(cli: &Cli) -> anyhow::Result<Choice> {
 }
 
 fn from_file(path: &Path) -> anyhow::Result<Choice> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let file: File = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let Some(value) = file.transport else {
+    let Some(value) = read(path)?.transport else {
         return Ok(Choice {
             transport: Transport::default(),
             from: "the default".to_owned(),
@@ -89,5 +126,32 @@ mod tests {
         );
         std::fs::write(&path, "").unwrap();
         assert_eq!(from_file(&path).unwrap().transport, Transport::AppServer);
+    }
+
+    #[test]
+    fn the_journal_limit_is_in_megabytes_and_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[sessions]\njournal_limit_mb = 2\n").unwrap();
+        assert_eq!(limit_from_file(&path).unwrap(), 2 << 20);
+        std::fs::write(&path, "transport = \"exec\"\n").unwrap();
+        assert_eq!(
+            limit_from_file(&path).unwrap(),
+            acplb_core::sessions::journal::DEFAULT_LIMIT
+        );
+        std::fs::write(&path, "[sessions]\njournal_limit_mb = 0\n").unwrap();
+        assert!(
+            limit_from_file(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("at least 1")
+        );
+        std::fs::write(&path, "[sessions]\njournal_mb = 3\n").unwrap();
+        assert!(
+            limit_from_file(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("unknown field `journal_mb`")
+        );
     }
 }

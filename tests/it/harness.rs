@@ -171,12 +171,21 @@ pub struct Acplb {
     stderr: Arc<Mutex<String>>,
     /// How this client answers permission requests, and what it was asked.
     pub permissions: Permissions,
+    /// acplb's state directory when the test gave it no home of its own: sessions a test
+    /// keeps never land in the user's.
+    _state: Option<tempfile::TempDir>,
 }
 
 impl Acplb {
     /// Starts `acplb` with `args`, the given extra environment, in `dir`.
     pub fn spawn(args: &[&str], env: &[(String, String)], dir: &Path) -> Acplb {
+        let has = |key: &str| env.iter().any(|(k, _)| k == key);
+        let state = (!has("HOME") && !has("ACPLB_STATE_DIR"))
+            .then(|| tempfile::tempdir().expect("a state directory"));
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_acplb"));
+        if let Some(state) = &state {
+            cmd.env("ACPLB_STATE_DIR", state.path());
+        }
         cmd.args(args)
             .env(
                 "RUST_LOG",
@@ -207,6 +216,7 @@ impl Acplb {
             pid,
             stderr,
             permissions: Permissions::default(),
+            _state: state,
         }
     }
 

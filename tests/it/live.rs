@@ -14,6 +14,9 @@ pub struct Live {
     pub env: CodexTestEnv,
     pub acplb: Acplb,
     pub updates: Updates,
+    /// How acplb was started, for [`Live::respawn`].
+    args: Vec<String>,
+    vars: Vec<(String, String)>,
 }
 
 impl Live {
@@ -49,7 +52,23 @@ impl Live {
             env,
             acplb,
             updates: Updates::default(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            vars,
         }
+    }
+
+    /// Starts a new acplb as the last one was started (same Codex, mock model, home and state
+    /// directory) in place of the old one, which must have exited or been killed; the updates
+    /// seen so far are cleared.
+    pub fn respawn(&mut self) {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        self.acplb = Acplb::spawn(&args, &self.vars, &self.env.workspace());
+        self.updates.clear();
+    }
+
+    /// acplb's state directory in this test (under its own home).
+    pub fn state_dir(&self) -> PathBuf {
+        self.env.root().join(".local/state/acplb")
     }
 
     pub fn workspace(&self) -> PathBuf {

@@ -23,3 +23,4 @@ mod hostile;
 mod lifecycle;
 mod live;
 mod protocol;
+mod sessions;

@@ -31,7 +31,8 @@ async fn initialize_reports_version_info_and_honest_capabilities() {
     assert_eq!(json["protocolVersion"], 1);
     assert_eq!(json["agentInfo"]["name"], "acplb");
     assert_eq!(json["agentInfo"]["version"], env!("CARGO_PKG_VERSION"));
-    assert_eq!(json["agentCapabilities"]["loadSession"], false);
+    // Sessions are kept (the harness gives acplb a state directory of its own).
+    assert_eq!(json["agentCapabilities"]["loadSession"], true);
     assert_eq!(json["agentCapabilities"]["promptCapabilities"]["image"], true);
     assert_eq!(
         json["agentCapabilities"]["promptCapabilities"]["embeddedContext"],

@@ -9,7 +9,7 @@ use acplb_core::CancellationToken;
 use acplb_core::error::ProviderError;
 use acplb_core::permission::Mode;
 use acplb_core::provider::{
-    ProviderCapabilities, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest,
+    ProviderCapabilities, ProviderSession, SessionSetup, SessionSink, TurnOutcome, TurnRequest, tell_user,
 };
 use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
@@ -71,12 +71,21 @@ impl CodexOptions {
 pub(crate) const SSE_REFUSAL: &str = "Codex does not support";
 
 /// Opens the `codex exec` side of a session.
-pub(crate) fn open_exec_session(options: &CodexOptions, setup: SessionSetup) -> Box<dyn ProviderSession> {
+pub(crate) fn open_exec_session(options: &CodexOptions, mut setup: SessionSetup) -> Box<dyn ProviderSession> {
+    let resume = setup.resume.take().unwrap_or_default();
+    let mut fallback = resume.context;
+    if resume.thread_id.is_none()
+        && let Some(context) = fallback.take()
+    {
+        // Nothing to resume: the new thread starts with what was said before.
+        setup.developer_instructions.push(context);
+    }
     Box::new(CodexSession {
         options: options.clone(),
         secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
         setup,
-        thread_id: None,
+        thread_id: resume.thread_id,
+        fallback,
         totals: Totals::default(),
         turns: 0,
     })
@@ -102,6 +111,9 @@ struct CodexSession {
     /// The values of the session's MCP `env` and headers, kept out of transcripts and logs.
     secrets: KnownSecrets,
     thread_id: Option<String>,
+    /// While the thread of a loaded session has not been resumed yet: what the conversation
+    /// was, for a new thread if Codex no longer has it.
+    fallback: Option<String>,
     /// Codex reports token totals for the whole thread; the previous turn's, to subtract.
     totals: Totals,
     turns: u64,
@@ -110,6 +122,40 @@ struct CodexSession {
 #[async_trait(?Send)]
 impl ProviderSession for CodexSession {
     async fn run_turn(
+        &mut self,
+        turn: TurnRequest,
+        sink: &dyn SessionSink,
+        cancel: CancellationToken,
+    ) -> Result<TurnOutcome, ProviderError> {
+        let Some(context) = self.fallback.take() else {
+            return self.run_once(turn, sink, cancel).await;
+        };
+        match self.run_once(turn.clone(), sink, cancel.clone()).await {
+            Err(ProviderError::TurnFailed { message }) if message.contains(NO_ROLLOUT) => {
+                tracing::warn!(session = %self.setup.session_id, error = %message, "codex no longer has this session's thread; starting a new one");
+                tell_user(
+                    sink,
+                    self.setup.client_shows_notices,
+                    "Codex no longer has this conversation's thread; it continues in a new thread that starts from a summary of the earlier turns.",
+                );
+                self.thread_id = None;
+                self.setup.developer_instructions.push(context);
+                self.run_once(turn, sink, cancel).await
+            }
+            other => other,
+        }
+    }
+
+    fn thread_id(&self) -> Option<String> {
+        self.thread_id.clone()
+    }
+}
+
+/// What `codex exec resume` says when it has no thread of that id (0.169.0).
+const NO_ROLLOUT: &str = "no rollout found";
+
+impl CodexSession {
+    async fn run_once(
         &mut self,
         mut turn: TurnRequest,
         sink: &dyn SessionSink,
@@ -186,12 +232,6 @@ impl ProviderSession for CodexSession {
         self.outcome(end, status, &process)
     }
 
-    fn thread_id(&self) -> Option<String> {
-        self.thread_id.clone()
-    }
-}
-
-impl CodexSession {
     fn spawn(
         &self,
         turn: &TurnRequest,

@@ -34,6 +34,8 @@ pub(crate) struct TurnStream {
     out: Vec<SessionUpdate>,
     end: Option<End>,
     thread: Option<String>,
+    /// The sink has been told the thread id.
+    thread_told: bool,
     line_no: u64,
 }
 
@@ -53,6 +55,7 @@ impl TurnStream {
             out: Vec::new(),
             end: None,
             thread: None,
+            thread_told: false,
             line_no: 0,
         }
     }
@@ -81,6 +84,12 @@ impl TurnStream {
                 self.transcript.exit(status);
                 return Some(status);
             }
+        }
+        if !self.thread_told
+            && let Some(id) = &self.thread
+        {
+            sink.thread_started(id);
+            self.thread_told = true;
         }
         self.flush(sink);
         None

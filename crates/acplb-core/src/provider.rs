@@ -55,6 +55,12 @@ pub trait SessionSink {
         Box::pin(std::future::ready(()))
     }
 
+    /// The provider learned the id of the session's conversation (Codex thread id), or it
+    /// changed: the journal records it so a later process can continue the conversation.
+    fn thread_started(&self, id: &str) {
+        let _ = id;
+    }
+
     /// Asks the editor for permission (`session/request_permission`) and waits for the answer.
     /// The provider races it against the turn's cancellation itself. Sinks that have no editor
     /// to ask answer [`PermissionAnswer::Unanswered`].
@@ -191,6 +197,31 @@ pub struct SessionSetup {
     pub developer_instructions: Vec<String>,
     /// Whether the client shows `notice` updates (`session.notices` capability).
     pub client_shows_notices: bool,
+    /// Set when the session continues one from an earlier process (`session/load`,
+    /// `session/resume`): the conversation to go on with.
+    pub resume: Option<Resume>,
+}
+
+/// The conversation a loaded or resumed session goes on with.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resume {
+    /// The provider's thread, as the journal last recorded it (`None`: never learned).
+    pub thread_id: Option<String>,
+    /// What the earlier conversation was (its saved summary, else a digest of its journal),
+    /// for the developer instructions of a new thread when `thread_id` cannot be resumed.
+    pub context: Option<String>,
+}
+
+/// Tells the user something about their session: a `notice` update when the client shows
+/// them, else an agent message (which every editor shows).
+pub fn tell_user(sink: &dyn SessionSink, shows_notices: bool, text: &str) {
+    use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, Notice, NoticeSeverity};
+    let update = if shows_notices {
+        SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, text))
+    } else {
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))
+    };
+    sink.update(update);
 }
 
 /// One turn: the prompt plus what may change between turns.

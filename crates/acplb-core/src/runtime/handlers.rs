@@ -2,9 +2,11 @@
 //! the runtime loop and returns, keeping the SDK's dispatch loop free (SDK gotchas 4 and 5).
 
 use agent_client_protocol::v1::schema::{
-    CancelNotification, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
-    PromptRequest, PromptResponse, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse,
-    SetSessionModeRequest, SetSessionModeResponse,
+    CancelNotification, CloseSessionRequest, CloseSessionResponse, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};
@@ -14,12 +16,14 @@ use super::ServerOptions;
 use super::store::Command;
 
 /// Serves ACP on `transport` with handlers that forward to `tx`, until the client hangs up.
+#[allow(clippy::too_many_lines)] // One builder chain, one short handler per ACP method.
 pub(super) async fn serve(
     tx: UnboundedSender<Command>,
     options: &ServerOptions,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
     let (t1, t2, t3, t4, t5) = (tx.clone(), tx.clone(), tx.clone(), tx.clone(), tx.clone());
+    let (t6, t7, t8, t9) = (tx.clone(), tx.clone(), tx.clone(), tx.clone());
     Agent
         .v1()
         .name(options.agent_name.clone())
@@ -70,6 +74,42 @@ pub(super) async fn serve(
                         responder: Responder<SetSessionConfigOptionResponse>,
                         _cx: ConnectionTo<Client>| {
                 forward(&t5, Command::SetConfig { req, responder });
+                Ok(())
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                forward(&t6, Command::LoadSession { req, responder, cx });
+                Ok(())
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ResumeSessionRequest,
+                        responder: Responder<ResumeSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                forward(&t7, Command::ResumeSession { req, responder, cx });
+                Ok(())
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: ListSessionsRequest,
+                        responder: Responder<ListSessionsResponse>,
+                        _cx: ConnectionTo<Client>| {
+                forward(&t8, Command::ListSessions { req, responder });
+                Ok(())
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: CloseSessionRequest,
+                        responder: Responder<CloseSessionResponse>,
+                        _cx: ConnectionTo<Client>| {
+                forward(&t9, Command::CloseSession { req, responder });
                 Ok(())
             },
             on_receive_request!(),

@@ -1,7 +1,9 @@
 //! The ACP server: handlers that forward every request to a single-threaded runtime loop,
 //! which owns the session store and one actor per session.
 
+mod durable;
 mod handlers;
+mod open;
 mod store;
 pub(crate) mod wire_error;
 
@@ -10,6 +12,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use agent_client_protocol::{Agent, ConnectTo};
+
+pub use durable::Durability;
 
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
@@ -28,6 +32,9 @@ pub struct ServerOptions {
     /// The longest one turn may run before it is stopped and answered with a timeout error
     /// (`None`: no limit).
     pub turn_timeout: Option<Duration>,
+    /// Where sessions are kept so they outlive the process (`session/load`, `list`,
+    /// `resume`); `None`: they are not.
+    pub durability: Option<Durability>,
 }
 
 /// The runtime: an ACP connection plus the session actors, all on the current `LocalSet`.

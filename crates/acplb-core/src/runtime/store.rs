@@ -8,22 +8,29 @@ use std::rc::Rc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, ContentBlock, ContentChunk,
-    Implementation, InitializeRequest, InitializeResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, Notice, NoticeSeverity, PromptCapabilities, PromptRequest, PromptResponse, SessionId,
-    SessionMode, SessionModeState, SessionNotification, SessionUpdate, SetSessionConfigOptionRequest,
+    AgentCapabilities, AvailableCommandsUpdate, ClientCapabilities, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities,
+    McpServer, NewSessionRequest, NewSessionResponse, Notice, NoticeSeverity, PromptCapabilities,
+    PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
+    SessionCloseCapabilities, SessionId, SessionListCapabilities, SessionMode, SessionModeState,
+    SessionNotification, SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
+use super::durable;
+use super::open::{Opened, OpenedParts, PendingSession, Reply};
 use super::wire_error::reply;
 use super::{ServerOptions, wire_error};
 use crate::permission::Mode;
 use crate::plugin::{PipelineSource, SessionNotice, SessionStart};
-use crate::provider::{ProviderAdapter, SessionSettings, SessionSetup};
+use crate::provider::{ProviderAdapter, Resume, SessionSettings, SessionSetup};
+use crate::session::options::OptionCatalog;
 use crate::session::{SessionActor, SessionMsg, SessionParts};
+use crate::sessions::journal::{self, Facts};
 
 /// A request, forwarded from the ACP handlers.
 #[derive(Debug)]
@@ -52,27 +59,29 @@ pub(crate) enum Command {
         req: SetSessionConfigOptionRequest,
         responder: Responder<SetSessionConfigOptionResponse>,
     },
+    LoadSession {
+        req: LoadSessionRequest,
+        responder: Responder<LoadSessionResponse>,
+        cx: ConnectionTo<Client>,
+    },
+    ResumeSession {
+        req: ResumeSessionRequest,
+        responder: Responder<ResumeSessionResponse>,
+        cx: ConnectionTo<Client>,
+    },
+    ListSessions {
+        req: ListSessionsRequest,
+        responder: Responder<ListSessionsResponse>,
+    },
+    CloseSession {
+        req: CloseSessionRequest,
+        responder: Responder<CloseSessionResponse>,
+    },
 }
 
 struct SessionHandle {
     tx: UnboundedSender<SessionMsg>,
     task: JoinHandle<()>,
-}
-
-/// A session whose provider side finished opening (or failed to).
-struct Opened {
-    session_id: SessionId,
-    provider: Result<Box<dyn crate::provider::ProviderSession>, crate::error::ProviderError>,
-    pending: PendingSession,
-}
-
-/// What `session/new` decided before the provider side opened.
-struct PendingSession {
-    cwd: std::path::PathBuf,
-    pipeline: Rc<crate::plugin::Pipeline>,
-    notices: Vec<SessionNotice>,
-    responder: Responder<NewSessionResponse>,
-    cx: ConnectionTo<Client>,
 }
 
 pub(super) struct Store {
@@ -154,9 +163,9 @@ impl Store {
         // Every open task has ended: whatever they sent is in the channel now.
         while let Ok(done) = opened.try_recv() {
             let stopping = wire_error::internal("acplb is stopping; the session was not started");
-            reply(done.pending.responder.respond_with_error(stopping));
-            if let Ok(mut provider) = done.provider {
-                provider.shutdown().await;
+            done.pending.reply.error(stopping);
+            if let Ok(mut parts) = done.result {
+                parts.provider.shutdown().await;
             }
         }
     }
@@ -164,7 +173,30 @@ impl Store {
     fn on_command(&mut self, cmd: Command) {
         match cmd {
             Command::Initialize { req, responder } => self.initialize(&req, responder),
-            Command::NewSession { req, responder, cx } => self.new_session(req, responder, cx),
+            Command::NewSession { req, responder, cx } => {
+                let id = SessionId::new(uuid::Uuid::new_v4().to_string());
+                self.open(id, req.cwd, req.mcp_servers, Reply::New(responder), cx);
+            }
+            Command::LoadSession { req, responder, cx } => {
+                self.open_earlier(
+                    req.session_id,
+                    req.cwd,
+                    req.mcp_servers,
+                    Reply::Load(responder),
+                    cx,
+                );
+            }
+            Command::ResumeSession { req, responder, cx } => {
+                self.open_earlier(
+                    req.session_id,
+                    req.cwd,
+                    req.mcp_servers,
+                    Reply::Resume(responder),
+                    cx,
+                );
+            }
+            Command::ListSessions { req, responder } => self.list_sessions(req, responder),
+            Command::CloseSession { req, responder } => self.close_session(&req.session_id, responder),
             Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
                 None => unknown(&req.session_id, responder),
@@ -206,8 +238,16 @@ impl Store {
     fn initialize(&mut self, req: &InitializeRequest, responder: Responder<InitializeResponse>) {
         self.client = req.client_capabilities.clone();
         let sse = self.capabilities.refuses_sse_mcp.is_none();
+        let durable = self.options.durability.is_some();
+        let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        if durable {
+            sessions = sessions
+                .list(SessionListCapabilities::new())
+                .resume(SessionResumeCapabilities::new());
+        }
         let caps = AgentCapabilities::new()
-            .load_session(false)
+            .load_session(durable)
+            .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
         let version = if req.protocol_version > ProtocolVersion::V1 {
@@ -227,70 +267,122 @@ impl Store {
         );
     }
 
-    fn new_session(
+    /// `session/load` or `session/resume` of a session an earlier process kept.
+    fn open_earlier(
         &mut self,
-        req: NewSessionRequest,
-        responder: Responder<NewSessionResponse>,
+        session_id: SessionId,
+        cwd: std::path::PathBuf,
+        mcp_servers: Vec<McpServer>,
+        reply: Reply,
         cx: ConnectionTo<Client>,
     ) {
-        if let Err(message) = check_cwd(&req.cwd) {
-            reply(responder.respond_with_error(wire_error::invalid_params(message)));
+        if self.options.durability.is_none() {
+            reply.error(wire_error::invalid_params(
+                "this acplb keeps no sessions (it has no state directory: set ACPLB_STATE_DIR or HOME)",
+            ));
+            return;
+        }
+        if self.sessions.contains_key(&session_id) || self.opening.contains_key(&session_id) {
+            reply.error(wire_error::invalid_params(format!(
+                "session `{session_id}` is already open in this acplb; close it first (session/close)"
+            )));
+            return;
+        }
+        self.open(session_id, cwd, mcp_servers, reply, cx);
+    }
+
+    /// Opens a session: checks, its plugins, then its journal and provider side off the loop;
+    /// [`Store::on_opened`] finishes it. A load or resume reads the session's journal first.
+    fn open(
+        &mut self,
+        session_id: SessionId,
+        cwd: std::path::PathBuf,
+        mcp_servers: Vec<McpServer>,
+        reply: Reply,
+        cx: ConnectionTo<Client>,
+    ) {
+        if let Err(message) = check_cwd(&cwd) {
+            reply.error(wire_error::invalid_params(message));
             return;
         }
         if let Some(why) = &self.capabilities.refuses_sse_mcp
-            && let Some(name) = req.mcp_servers.iter().find_map(|s| match s {
+            && let Some(name) = mcp_servers.iter().find_map(|s| match s {
                 McpServer::Sse(sse) => Some(sse.name.clone()),
                 _ => None,
             })
         {
             let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
-            reply(responder.respond_with_error(wire_error::invalid_params(msg)));
+            reply.error(wire_error::invalid_params(msg));
             return;
         }
-        let session_id = SessionId::new(uuid::Uuid::new_v4().to_string());
         let mut start = SessionStart {
             session_id: session_id.to_string(),
-            cwd: req.cwd.clone(),
-            mcp_servers: req.mcp_servers,
+            cwd: cwd.clone(),
+            mcp_servers,
             env: Vec::new(),
             developer_instructions: Vec::new(),
         };
         let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
             Ok(p) => (Rc::new(p.pipeline), p.notices),
             Err(e) => {
-                reply(responder.respond_with_error(wire_error::composer(&e)));
+                reply.error(wire_error::composer(&e));
                 return;
             }
         };
         if let Err(e) = pipeline.on_session_start(&mut start) {
-            reply(responder.respond_with_error(wire_error::plugin(&e)));
+            reply.error(wire_error::plugin(&e));
             return;
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let setup = SessionSetup {
+        let earlier = !matches!(reply, Reply::New(_));
+        let mut setup = SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
             mcp_servers: start.mcp_servers,
             env: start.env,
             developer_instructions: start.developer_instructions,
             client_shows_notices: shows_notices,
+            resume: None,
         };
         let pending = PendingSession {
-            cwd: req.cwd,
+            cwd,
             pipeline,
             notices,
-            responder,
+            reply,
             cx,
         };
-        // Opening may wait (never for a child to be ready); the store goes on meanwhile.
+        // Opening may wait (files, never a child being ready); the store goes on meanwhile.
         let provider = self.provider.clone();
+        let durability = self.options.durability.clone();
         let done = self.opened_tx.clone();
         let opening_id = session_id.clone();
         let opening = tokio::task::spawn_local(async move {
-            let opened = provider.open_session(setup).await;
+            let result = async {
+                let (journal, loaded) = match (&durability, earlier) {
+                    (Some(d), true) => (None, Some(durable::load(d, &setup.session_id).await?)),
+                    (Some(d), false) => (durable::create(d, &setup.session_id, &setup.cwd).await, None),
+                    (None, _) => (None, None),
+                };
+                if let Some(loaded) = &loaded {
+                    setup.resume = Some(Resume {
+                        thread_id: loaded.facts.thread_id.clone(),
+                        context: loaded.context.clone(),
+                    });
+                }
+                let provider = provider.open_session(setup).await.map_err(|e| {
+                    tracing::warn!(error = %e, "the provider could not open the session");
+                    wire_error::provider(&e)
+                })?;
+                Ok(OpenedParts {
+                    provider,
+                    journal,
+                    loaded,
+                })
+            }
+            .await;
             let sent = done.send(Opened {
                 session_id,
-                provider: opened,
+                result,
                 pending,
             });
             if sent.is_err() {
@@ -301,66 +393,136 @@ impl Store {
         self.opening.insert(opening_id, opening);
     }
 
-    /// The provider side of a new session is open: start its actor and answer `session/new`.
+    /// The provider side of a session is open: start its actor, replay its history (a load),
+    /// answer the request.
     fn on_opened(&mut self, opened: Opened) {
         let Opened {
             session_id,
-            provider,
+            result,
             pending,
         } = opened;
         self.opening.remove(&session_id);
-        let provider = match provider {
+        let parts = match result {
             Ok(p) => p,
             Err(e) => {
-                tracing::warn!(session = %session_id, error = %e, "the provider could not open the session");
-                reply(pending.responder.respond_with_error(wire_error::provider(&e)));
+                pending.reply.error(e);
                 return;
             }
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let settings = SessionSettings::default();
         let catalog = Rc::new(self.capabilities.catalog.clone());
+        let mut settings = SessionSettings::default();
+        let mut mode = Mode::default();
+        let (journal, history, turns) = match parts.loaded {
+            Some(loaded) => {
+                restore(&catalog, &loaded.facts, &mut settings, &mut mode);
+                (Some(loaded.journal), Some(loaded.history), loaded.facts.turns)
+            }
+            None => (parts.journal, None, 0),
+        };
         let modes = SessionModeState::new(
-            Mode::default().id(),
+            mode.id(),
             Mode::ALL
                 .iter()
                 .map(|m| SessionMode::new(m.id(), m.name()).description(catalog.mode_description(*m)))
                 .collect::<Vec<_>>(),
         );
-        let response = NewSessionResponse::new(session_id.clone())
-            .modes(modes)
-            .config_options(catalog.options(&settings, Mode::default()));
+        let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
-        let notice_cx = pending.cx.clone();
+        let cx = pending.cx.clone();
         let actor = SessionActor::new(
             session_id.clone(),
             pending.cx,
             SessionParts {
                 cwd: pending.cwd.clone(),
-                provider,
+                provider: parts.provider,
                 catalog,
                 pipeline: pending.pipeline,
                 settings,
+                mode,
+                turns,
+                journal: journal.map(Rc::new),
                 turn_timeout: self.options.turn_timeout,
             },
         )
         .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
-        tracing::info!(session = %session_id, cwd = %pending.cwd.display(), "session created");
+        let how = match pending.reply {
+            Reply::New(_) => "session created",
+            Reply::Load(_) => "session loaded",
+            Reply::Resume(_) => "session resumed",
+        };
+        tracing::info!(session = %session_id, cwd = %pending.cwd.display(), "{how}");
         self.sessions
             .insert(session_id.clone(), SessionHandle { tx, task });
-        reply(pending.responder.respond(response));
+        if pending.reply.replays()
+            && let Some(history) = &history
+        {
+            // Before the answer, as ACP asks: the editor shows the history, then the session.
+            let updates = journal::updates(history, shows_notices);
+            tracing::info!(session = %session_id, updates = updates.len(), "replaying the session's history");
+            for update in updates {
+                if cx
+                    .send_notification(SessionNotification::new(session_id.clone(), update))
+                    .is_err()
+                {
+                    break;
+                }
+                self.options.output_flow.sent();
+            }
+        }
+        pending.reply.ok(session_id.clone(), modes, options);
         // After the response: the client learns the session id from it.
         for notice in pending.notices {
-            send_notice(&notice_cx, &session_id, notice, shows_notices);
+            send_notice(&cx, &session_id, notice, shows_notices);
         }
         if !self.capabilities.commands.is_empty() {
             let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
                 self.capabilities.commands.clone(),
             ));
-            if let Err(e) = notice_cx.send_notification(SessionNotification::new(session_id, update)) {
+            if let Err(e) = cx.send_notification(SessionNotification::new(session_id, update)) {
                 tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
             }
+        }
+    }
+
+    /// `session/close`: the session's turn is cancelled, its provider side stopped, then the
+    /// request is answered; its journal stays for a later load.
+    fn close_session(&mut self, id: &SessionId, responder: Responder<CloseSessionResponse>) {
+        let Some(handle) = self.sessions.remove(id) else {
+            if self.opening.contains_key(id) {
+                reply(responder.respond_with_error(wire_error::invalid_params(format!(
+                    "session `{id}` is still opening; close it once it has opened"
+                ))));
+            } else {
+                unknown(id, responder);
+            }
+            return;
+        };
+        send(&handle.tx, SessionMsg::Shutdown);
+        let id = id.clone();
+        tokio::task::spawn_local(async move {
+            if let Err(e) = handle.task.await {
+                tracing::error!(session = %id, error = %e, "session actor ended abnormally");
+            }
+            tracing::info!(session = %id, "session closed");
+            reply(responder.respond(CloseSessionResponse::new()));
+        });
+    }
+
+    /// `session/list`: the sessions kept, newest first.
+    #[allow(clippy::unused_self)] // Until the registry lands in the next change.
+    fn list_sessions(&self, req: ListSessionsRequest, responder: Responder<ListSessionsResponse>) {
+        drop(req);
+        reply(responder.respond(ListSessionsResponse::new(Vec::new())));
+    }
+}
+
+/// Applies what the journal says the session was set to.
+fn restore(catalog: &OptionCatalog, facts: &Facts, settings: &mut SessionSettings, mode: &mut Mode) {
+    for (id, value) in &facts.settings {
+        if let Err(e) = catalog.apply(settings, mode, id, value) {
+            tracing::warn!(option = %id, error = %e, "a saved setting no longer applies; left as it is");
         }
     }
 }

@@ -7,8 +7,11 @@ use agent_client_protocol::v1::schema::{
 };
 use futures::future::LocalBoxFuture;
 
+use std::rc::Rc;
+
 use crate::plugin::Pipeline;
 use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
+use crate::sessions::journal::Journal;
 use crate::transport::OutputFlow;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
@@ -18,6 +21,7 @@ pub struct AcpSink {
     cx: ConnectionTo<Client>,
     pipeline: std::rc::Rc<Pipeline>,
     flow: OutputFlow,
+    journal: Option<Rc<Journal>>,
 }
 
 impl AcpSink {
@@ -33,7 +37,15 @@ impl AcpSink {
             cx,
             pipeline,
             flow,
+            journal: None,
         }
+    }
+
+    /// Also records what it sends in `journal`.
+    #[must_use]
+    pub fn with_journal(mut self, journal: Option<Rc<Journal>>) -> Self {
+        self.journal = journal;
+        self
     }
 }
 
@@ -42,6 +54,9 @@ impl SessionSink for AcpSink {
         let Some(update) = self.pipeline.on_update(&self.session_id, update) else {
             return;
         };
+        if let Some(journal) = &self.journal {
+            journal.update(&update);
+        }
         match self
             .cx
             .send_notification(SessionNotification::new(self.session_id.clone(), update))
@@ -51,6 +66,12 @@ impl SessionSink for AcpSink {
             Err(e) => {
                 tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
             }
+        }
+    }
+
+    fn thread_started(&self, id: &str) {
+        if let Some(journal) = &self.journal {
+            journal.thread(id);
         }
     }
 

@@ -1,4 +1,5 @@
 //! Sessions that outlast the process: where their files live (`state.rs`), the journal each
 //! session appends to (`journal/`) and the registry indexing them (`registry/`).
 
+pub mod journal;
 pub mod state;

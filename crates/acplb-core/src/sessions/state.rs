@@ -22,7 +22,11 @@ pub fn state_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     env("XDG_STATE_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
-        .or_else(|| env("HOME").filter(|s| !s.is_empty()).map(|h| Path::new(&h).join(".local/state")))
+        .or_else(|| {
+            env("HOME")
+                .filter(|s| !s.is_empty())
+                .map(|h| Path::new(&h).join(".local/state"))
+        })
         .map(|d| d.join("acplb"))
 }
 
@@ -41,8 +45,14 @@ pub struct BadSessionId(pub String);
 pub fn check_session_id(id: &str) -> Result<(), BadSessionId> {
     let ok = !id.is_empty()
         && id.len() <= 128
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if ok { Ok(()) } else { Err(BadSessionId(id.chars().take(140).collect())) }
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(BadSessionId(id.chars().take(140).collect()))
+    }
 }
 
 /// The folder of every session's files.
@@ -109,11 +119,21 @@ mod tests {
 
     #[test]
     fn the_state_dir_follows_acplb_then_xdg_then_home() {
-        let all = [("ACPLB_STATE_DIR", "/a"), ("XDG_STATE_HOME", "/x"), ("HOME", "/h")];
+        let all = [
+            ("ACPLB_STATE_DIR", "/a"),
+            ("XDG_STATE_HOME", "/x"),
+            ("HOME", "/h"),
+        ];
         assert_eq!(state_dir(env(&all)), Some(PathBuf::from("/a")));
         assert_eq!(state_dir(env(&all[1..])), Some(PathBuf::from("/x/acplb")));
-        assert_eq!(state_dir(env(&all[2..])), Some(PathBuf::from("/h/.local/state/acplb")));
-        assert_eq!(state_dir(env(&[("ACPLB_STATE_DIR", ""), ("HOME", "/h")])), Some(PathBuf::from("/h/.local/state/acplb")));
+        assert_eq!(
+            state_dir(env(&all[2..])),
+            Some(PathBuf::from("/h/.local/state/acplb"))
+        );
+        assert_eq!(
+            state_dir(env(&[("ACPLB_STATE_DIR", ""), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.local/state/acplb"))
+        );
         assert_eq!(state_dir(env(&[])), None);
     }
 
@@ -130,7 +150,10 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("s/one");
         create_private_dir(&dir).unwrap();
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         let f = dir.join("j");
         drop(open_private_append(&f).unwrap());
         assert_eq!(std::fs::metadata(&f).unwrap().permissions().mode() & 0o777, 0o600);

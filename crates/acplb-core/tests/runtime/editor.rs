@@ -206,6 +206,7 @@ pub fn options() -> ServerOptions {
         shutdown_grace: LIMIT,
         output_flow: acplb_core::transport::OutputFlow::default(),
         turn_timeout: None,
+        durability: None,
     }
 }
 

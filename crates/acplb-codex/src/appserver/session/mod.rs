@@ -61,8 +61,11 @@ pub(crate) struct AppSession {
     setup: SessionSetup,
     secrets: KnownSecrets,
     thread: Option<Thread>,
-    /// The id of a thread from an earlier server, to resume.
+    /// The id of a thread from an earlier server (or an earlier acplb), to resume.
     known_thread: Option<String>,
+    /// For a loaded session not yet resumed: what the conversation was, for a new thread if
+    /// Codex no longer has the old one.
+    fallback: Option<String>,
     totals: Totals,
     turns: u64,
     /// The thread name last shown as the session title.
@@ -95,13 +98,22 @@ impl Drop for AppSession {
 }
 
 impl AppSession {
-    pub(crate) fn new(server: AppServer, setup: SessionSetup) -> Self {
+    pub(crate) fn new(server: AppServer, mut setup: SessionSetup) -> Self {
+        let resume = setup.resume.take().unwrap_or_default();
+        let mut fallback = resume.context;
+        if resume.thread_id.is_none()
+            && let Some(context) = fallback.take()
+        {
+            // Nothing to resume: the new thread starts with what was said before.
+            setup.developer_instructions.push(context);
+        }
         let mut session = Self {
             server,
             secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
             setup,
             thread: None,
-            known_thread: None,
+            known_thread: resume.thread_id,
+            fallback,
             totals: Totals::default(),
             turns: 0,
             title: None,
@@ -109,7 +121,11 @@ impl AppSession {
             usage: None,
             early: None,
         };
-        // An error here shows at the first prompt, which builds the same request again.
+        // An error here shows at the first prompt, which builds the same request again. A
+        // loaded session resumes its thread at the first prompt instead.
+        if session.known_thread.is_some() {
+            return session;
+        }
         if let Ok(params) = session.thread_params(Mode::default(), &SessionSettings::default(), &[]) {
             session.early = Some(early::start(session.server.clone(), params));
         }
@@ -182,6 +198,9 @@ impl AppSession {
             return Ok(Found::Continued);
         }
         if self.thread.is_none() && self.known_thread.is_none() && self.adopt_early(conn, transcript).await {
+            if let Some(id) = &self.known_thread {
+                sink.thread_started(id);
+            }
             return Ok(Found::Early);
         }
         if let Some(old) = self.thread.take() {
@@ -196,18 +215,33 @@ impl AppSession {
                 match call(&conn.rpc, transcript, "thread/resume", resume).await {
                     Ok(result) => {
                         tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
+                        self.fallback = None;
                         result
                     }
                     Err(RpcFailure::Gone(gone)) => return Err(self.gone_error(&gone)),
                     Err(failure) => {
                         tracing::warn!(thread = %id, error = %failure, "resuming the codex thread failed; starting a new one");
-                        notify(
-                            sink,
-                            self.setup.client_shows_notices,
-                            &format!(
-                                "Codex could not resume this conversation ({failure}); it continues in a new thread without the earlier turns."
+                        let (params, text) = match self.fallback.take() {
+                            Some(context) => {
+                                self.setup.developer_instructions.push(context);
+                                let params = self.thread_params(
+                                    turn.mode,
+                                    &turn.settings,
+                                    &turn.developer_instructions,
+                                )?;
+                                let text = format!(
+                                    "Codex could not resume this conversation ({failure}); it continues in a new thread that starts from a summary of the earlier turns."
+                                );
+                                (params, text)
+                            }
+                            None => (
+                                params,
+                                format!(
+                                    "Codex could not resume this conversation ({failure}); it continues in a new thread without the earlier turns."
+                                ),
                             ),
-                        );
+                        };
+                        notify(sink, self.setup.client_shows_notices, &text);
                         call(&conn.rpc, transcript, "thread/start", params)
                             .await
                             .map_err(|f| self.failed(&f))?
@@ -230,6 +264,7 @@ impl AppSession {
         }
         let (tx, rx) = mpsc::unbounded_channel();
         conn.rpc.subscribe(&id, tx);
+        sink.thread_started(&id);
         self.known_thread = Some(id.clone());
         self.thread = Some(Thread {
             id,

@@ -21,6 +21,7 @@ impl SessionActor {
             return;
         };
         self.mode = mode;
+        self.record(|j| j.mode(mode.id()));
         tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
         // The updates go first, so a client that acts on the response has already seen them;
         // the `mode` config option shows the same value.
@@ -42,6 +43,7 @@ impl SessionActor {
         let before = self.mode;
         match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
             Ok(()) => {
+                self.record(|j| j.setting(id, value));
                 if self.mode != before {
                     tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
                     self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(

@@ -29,6 +29,7 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
 use crate::provider::{ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest};
 use crate::runtime::wire_error::{self, reply};
+use crate::sessions::journal::Journal;
 use crate::transport::OutputFlow;
 
 /// What the runtime tells a session.
@@ -103,6 +104,10 @@ pub(crate) struct SessionActor {
     shutting_down: bool,
     /// The longest a turn may run (`None`: no limit).
     turn_timeout: Option<Duration>,
+    /// Where the session is recorded (`None`: it is not kept).
+    journal: Option<Rc<Journal>>,
+    /// The number of the last turn started (carried on from the journal after a load).
+    turns: u64,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -112,6 +117,10 @@ pub(crate) struct SessionParts {
     pub(crate) catalog: Rc<OptionCatalog>,
     pub(crate) pipeline: Rc<Pipeline>,
     pub(crate) settings: SessionSettings,
+    pub(crate) mode: Mode,
+    /// Turns the session already had (a loaded session goes on counting).
+    pub(crate) turns: u64,
+    pub(crate) journal: Option<Rc<Journal>>,
     pub(crate) turn_timeout: Option<Duration>,
 }
 
@@ -122,7 +131,7 @@ impl SessionActor {
             cwd: parts.cwd,
             cx,
             provider: Some(parts.provider),
-            mode: Mode::default(),
+            mode: parts.mode,
             settings: parts.settings,
             catalog: parts.catalog,
             pipeline: parts.pipeline,
@@ -131,6 +140,8 @@ impl SessionActor {
             running: None,
             shutting_down: false,
             turn_timeout: parts.turn_timeout,
+            journal: parts.journal,
+            turns: parts.turns,
         }
     }
 
@@ -226,6 +237,14 @@ impl SessionActor {
             self.pipeline.clone(),
             self.flow.clone(),
         )
+        .with_journal(self.journal.clone())
+    }
+
+    /// Records in the journal, when the session is kept.
+    pub(super) fn record(&self, write: impl FnOnce(&Journal)) {
+        if let Some(journal) = &self.journal {
+            write(journal);
+        }
     }
 
     pub(super) fn notify(&self, update: SessionUpdate) {
@@ -256,6 +275,9 @@ impl SessionActor {
                     continue;
                 }
             };
+            self.turns += 1;
+            let turn_no = self.turns;
+            self.record(|j| j.prompt(turn_no, &req.prompt, false));
             let ctx = PromptContext {
                 session_id: self.id.clone(),
                 cwd: self.cwd.clone(),
@@ -327,6 +349,8 @@ impl SessionActor {
         };
         cancel.cancel();
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
+        let turn = self.turns;
+        self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
         for responder in steered {
             reply(responder.respond_with_error(error.clone()));
         }
@@ -353,9 +377,20 @@ impl SessionActor {
         let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
         if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
             tracing::info!(session = %self.id, "turn stopped at the time limit");
+            let turn = self.turns;
+            let why = format!(
+                "the turn hit the time limit of {}",
+                humantime::format_duration(limit)
+            );
+            self.record(|j| j.turn_end(turn, "timeout", Some(why)));
             reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
             self.pipeline.on_turn_finished(&self.id);
             return;
+        }
+        let turn = self.turns;
+        match &result {
+            Ok(outcome) => self.record(|j| j.turn_end(turn, &stop_name(outcome.stop_reason), None)),
+            Err(e) => self.record(|j| j.turn_end(turn, "error", Some(e.to_string()))),
         }
         match result {
             Ok(outcome) => {
@@ -376,6 +411,14 @@ impl SessionActor {
             }
         }
         self.pipeline.on_turn_finished(&self.id);
+    }
+}
+
+/// A stop reason as the journal writes it (its wire name).
+fn stop_name(stop: StopReason) -> String {
+    match serde_json::to_value(stop) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{stop:?}"),
     }
 }
 

@@ -42,6 +42,9 @@ impl SessionActor {
             return Some((req, responder));
         }
         tracing::info!(session = %self.id, "prompt steered into the running turn");
+        if let Some(journal) = &self.journal {
+            journal.prompt(self.turns, &req.prompt, true);
+        }
         running.steered.push(responder);
         None
     }

@@ -1,0 +1,111 @@
+//! The runtime's side of durable sessions: creating a new session's journal and reading an
+//! earlier one back (closing a turn it left open), both on the blocking pool, never on the
+//! runtime thread.
+
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::Error;
+
+use super::wire_error;
+use crate::sessions::journal::{self, Facts, History, Journal, JournalError};
+use crate::sessions::state;
+
+/// Where sessions are kept so they outlive the process.
+#[derive(Debug, Clone)]
+pub struct Durability {
+    /// acplb's state directory (journals, summaries, the registry).
+    pub state_dir: PathBuf,
+    /// The size limit of one journal, in bytes.
+    pub journal_limit: u64,
+}
+
+/// The most of an earlier conversation put into a new thread's instructions.
+const CONTEXT_BYTES: usize = 16 * 1024;
+
+/// An earlier session read back, ready to go on.
+#[derive(Debug)]
+pub(super) struct Loaded {
+    pub(super) history: History,
+    pub(super) facts: Facts,
+    /// The journal, reopened for appending.
+    pub(super) journal: Journal,
+    /// Its summary, else a digest of its journal, for a thread that must start over.
+    pub(super) context: Option<String>,
+}
+
+/// Creates a new session's journal; a failure is logged and the session goes on without one.
+pub(super) async fn create(durability: &Durability, session_id: &str, cwd: &Path) -> Option<Journal> {
+    let (state, id, cwd, limit) = (
+        durability.state_dir.clone(),
+        session_id.to_owned(),
+        cwd.to_owned(),
+        durability.journal_limit,
+    );
+    let made = tokio::task::spawn_blocking(move || Journal::create(&state, &id, &cwd, limit)).await;
+    match made {
+        Ok(Ok(journal)) => Some(journal),
+        Ok(Err(e)) => {
+            tracing::warn!(session = %session_id, error = %e, "cannot create the session journal; this session will not be kept");
+            None
+        }
+        Err(e) => {
+            tracing::warn!(session = %session_id, error = %e, "creating the session journal failed");
+            None
+        }
+    }
+}
+
+/// Reads session `id` back: its history (a turn left open is closed as interrupted, in the
+/// journal too), the journal reopened, its summary or digest.
+pub(super) async fn load(durability: &Durability, id: &str) -> Result<Loaded, Error> {
+    state::check_session_id(id).map_err(|e| wire_error::invalid_params(e.to_string()))?;
+    let (state, owned, limit) = (
+        durability.state_dir.clone(),
+        id.to_owned(),
+        durability.journal_limit,
+    );
+    tokio::task::spawn_blocking(move || load_blocking(&state, &owned, limit))
+        .await
+        .map_err(|e| wire_error::internal(&format!("reading the session failed: {e}")))?
+}
+
+fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
+    let path = state::journal_path(state, id);
+    let mut history = journal::read(id, &path).map_err(|e| match e {
+        JournalError::Missing { .. } => wire_error::invalid_params(format!(
+            "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
+            state::sessions_dir(state).display()
+        )),
+        other => wire_error::internal(&other.to_string()),
+    })?;
+    for skipped in &history.skipped {
+        tracing::warn!(session = %id, "journal {}: {skipped}", path.display());
+    }
+    let repair = journal::repair(&history);
+    let facts_before = history.facts();
+    let journal = Journal::reopen(&path, limit, facts_before.thread_id.clone())
+        .map_err(|e| wire_error::internal(&format!("cannot reopen the journal {}: {e}", path.display())))?;
+    if !repair.is_empty() {
+        tracing::info!(session = %id, "the last turn never ended; it is marked interrupted");
+        journal.records(&repair);
+        history.records.extend(repair);
+    }
+    let facts = history.facts();
+    let summary = std::fs::read_to_string(state::summary_path(state, id))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| {
+            format!(
+                "This session continues an earlier conversation whose Codex thread is no longer available. \
+                 Its summary:\n\n{}",
+                s.trim()
+            )
+        });
+    let context = summary.or_else(|| journal::digest(&history, CONTEXT_BYTES));
+    Ok(Loaded {
+        history,
+        facts,
+        journal,
+        context,
+    })
+}

@@ -1,0 +1,74 @@
+//! A digest of a history for a conversation that must start over (its provider thread is
+//! gone): what the user asked and what the agent answered, newest kept when it is too long.
+
+use agent_client_protocol::v1::schema::{ContentBlock, SessionUpdate};
+
+use super::history::History;
+use super::record::Record;
+
+/// How a digest starts, so the model knows what it is reading.
+const HEAD: &str = "This session continues an earlier conversation whose Codex thread is no longer available. \
+What was said before, oldest first (earlier parts may be left out):";
+
+/// The digest of `history` in at most about `max` bytes; `None` when nothing was said.
+pub fn digest(history: &History, max: usize) -> Option<String> {
+    let mut turns: Vec<String> = Vec::new();
+    let mut answer = String::new();
+    let flush = |answer: &mut String, turns: &mut Vec<String>| {
+        if !answer.trim().is_empty() {
+            turns.push(format!("Agent: {}", answer.trim()));
+        }
+        answer.clear();
+    };
+    for record in &history.records {
+        match record {
+            Record::Prompt { prompt, .. } => {
+                flush(&mut answer, &mut turns);
+                let text: Vec<&str> = prompt
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                turns.push(format!("User: {}", text.join("\n").trim()));
+            }
+            Record::Update { u } => {
+                if let SessionUpdate::AgentMessageChunk(chunk) = u.as_ref()
+                    && let ContentBlock::Text(t) = &chunk.content
+                {
+                    answer.push_str(&t.text);
+                }
+            }
+            _ => {}
+        }
+    }
+    flush(&mut answer, &mut turns);
+    if turns.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<String> = Vec::new();
+    let mut size = HEAD.len();
+    for turn in turns.into_iter().rev() {
+        let turn = clip(&turn, max / 4);
+        if size + turn.len() + 2 > max {
+            break;
+        }
+        size += turn.len() + 2;
+        kept.push(turn);
+    }
+    kept.reverse();
+    Some(format!("{HEAD}\n\n{}", kept.join("\n\n")))
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, marked when cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}

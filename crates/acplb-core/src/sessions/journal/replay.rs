@@ -1,0 +1,109 @@
+//! A history as the editor sees it again (`session/load`): each prompt as user message chunks,
+//! then every update as it was sent; a turn that never ended is closed first ([`repair`]).
+
+use std::collections::HashMap;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionUpdate, ToolCallContent, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
+};
+
+use super::history::History;
+use super::record::{Record, now};
+
+/// Why a turn ended without an end, as the editor is told.
+pub const INTERRUPTED: &str = "acplb stopped before this turn ended";
+
+/// The records that close a turn left open when acplb stopped (crash, kill): each of its tool
+/// calls still pending or running fails with that reason, then the turn ends `interrupted`.
+/// Empty when every turn ended. The caller appends them to the journal and to `history`.
+pub fn repair(history: &History) -> Vec<Record> {
+    let Some(open) = history.facts().open_turn else {
+        return Vec::new();
+    };
+    let mut in_turn = false;
+    let mut calls: Vec<String> = Vec::new();
+    let mut status: HashMap<String, ToolCallStatus> = HashMap::new();
+    for record in &history.records {
+        match record {
+            Record::Prompt {
+                turn, steered: false, ..
+            } => in_turn = *turn == open,
+            Record::Update { u } if in_turn => match u.as_ref() {
+                SessionUpdate::ToolCall(call) => {
+                    let id = call.tool_call_id.to_string();
+                    if !status.contains_key(&id) {
+                        calls.push(id.clone());
+                    }
+                    status.insert(id, call.status);
+                }
+                SessionUpdate::ToolCallUpdate(update) => {
+                    let id = update.tool_call_id.to_string();
+                    if let Some(s) = update.fields.status {
+                        if !status.contains_key(&id) {
+                            calls.push(id.clone());
+                        }
+                        status.insert(id, s);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+    let mut records: Vec<Record> = calls
+        .into_iter()
+        .filter(|id| {
+            matches!(
+                status.get(id),
+                Some(ToolCallStatus::Pending | ToolCallStatus::InProgress)
+            )
+        })
+        .map(|id| {
+            let text = ContentBlock::from(format!("Interrupted: {INTERRUPTED}."));
+            let fields = ToolCallUpdateFields::new()
+                .status(ToolCallStatus::Failed)
+                .content(vec![ToolCallContent::from(text)]);
+            Record::Update {
+                u: Box::new(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields))),
+            }
+        })
+        .collect();
+    records.push(Record::TurnEnd {
+        turn: open,
+        at: now(),
+        stop: "interrupted".into(),
+        error: Some(INTERRUPTED.into()),
+    });
+    records
+}
+
+/// The updates that show `history` again, in the order the editor first saw them. A turn that
+/// was interrupted gets a line saying so: a notice where the client shows them, else text.
+pub fn updates(history: &History, shows_notices: bool) -> Vec<SessionUpdate> {
+    let mut out = Vec::with_capacity(history.records.len());
+    for record in &history.records {
+        match record {
+            Record::Prompt { prompt, .. } => out.extend(
+                prompt
+                    .iter()
+                    .map(|block| SessionUpdate::UserMessageChunk(ContentChunk::new(block.clone()))),
+            ),
+            Record::Update { u } => out.push(u.as_ref().clone()),
+            Record::TurnEnd { stop, .. } if stop == "interrupted" => out.push(interrupted(shows_notices)),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn interrupted(shows_notices: bool) -> SessionUpdate {
+    let title = "This turn was interrupted";
+    let detail = format!("{INTERRUPTED}; what it did until then is shown above.");
+    if shows_notices {
+        SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, title).description(detail))
+    } else {
+        let text = format!("\n\n_{title}: {detail}_\n\n");
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+    }
+}

@@ -1,0 +1,192 @@
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, SessionConfigOptionValue, SessionUpdate, ToolCall, ToolCallStatus,
+    ToolCallUpdate, ToolCallUpdateFields,
+};
+
+use super::*;
+
+const ID: &str = "0b6a3f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+
+fn text(s: &str) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(s)))
+}
+
+fn open(dir: &std::path::Path) -> Journal {
+    Journal::create(dir, ID, std::path::Path::new("/w"), DEFAULT_LIMIT).unwrap()
+}
+
+#[test]
+fn a_session_reads_back_as_written_and_replays_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.prompt(1, &[ContentBlock::from("hello\nworld")], false);
+    j.thread("th-1");
+    j.thread("th-1");
+    j.update(&text("hi "));
+    j.update(&text("there"));
+    j.turn_end(1, "end_turn", None);
+    j.mode("full-access");
+    j.setting("model", &SessionConfigOptionValue::value_id("gpt-5.5"));
+    let history = read(ID, j.path()).unwrap();
+    assert_eq!(history.session_id, ID);
+    assert!(history.skipped.is_empty());
+    let facts = history.facts();
+    assert_eq!(facts.thread_id.as_deref(), Some("th-1"));
+    assert_eq!(facts.mode.as_deref(), Some("full-access"));
+    assert_eq!(facts.settings.len(), 2);
+    assert_eq!(facts.settings[0].0, "mode");
+    assert_eq!(facts.turns, 1);
+    assert_eq!(facts.open_turn, None);
+    assert_eq!(facts.title.as_deref(), Some("hello"));
+    // The thread id is written once.
+    let threads = history
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Thread { .. }))
+        .count();
+    assert_eq!(threads, 1);
+    let replay = updates(&history, false);
+    assert_eq!(replay.len(), 3);
+    assert!(matches!(&replay[0], SessionUpdate::UserMessageChunk(_)));
+    assert_eq!(replay[1], text("hi "));
+    assert_eq!(replay[2], text("there"));
+    assert!(repair(&history).is_empty());
+    let mode = std::fs::metadata(j.path()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let dmode = std::fs::metadata(j.path().parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(dmode, 0o700);
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_and_damage_elsewhere_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.update(&text("kept"));
+    let path = j.path().to_owned();
+    drop(j);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(b"{\"t\":\"update\",\"u\":{\"sessionUpd").unwrap();
+    let history = read(ID, &path).unwrap();
+    assert_eq!(history.records.len(), 1);
+    assert_eq!(history.skipped.len(), 1);
+    assert!(history.skipped[0].contains("cut short"), "{:?}", history.skipped);
+    // The journal goes on after the torn line once reopened: the torn bytes end a line of their own.
+    f.write_all(b"\nnot json\n").unwrap();
+    let j = Journal::reopen(&path, DEFAULT_LIMIT, None).unwrap();
+    j.update(&text("after"));
+    let history = read(ID, &path).unwrap();
+    assert_eq!(history.records.len(), 3, "{:?}", history.records);
+    assert_eq!(history.skipped.len(), 2, "{:?}", history.skipped);
+}
+
+#[test]
+fn a_turn_that_never_ended_is_closed_with_its_open_tool_calls_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.prompt(1, &[ContentBlock::from("one")], false);
+    j.update(&SessionUpdate::ToolCall(
+        ToolCall::new("done", "ls").status(ToolCallStatus::InProgress),
+    ));
+    j.update(&SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        "done",
+        ToolCallUpdateFields::new().status(ToolCallStatus::Completed),
+    )));
+    j.update(&SessionUpdate::ToolCall(
+        ToolCall::new("open", "sleep").status(ToolCallStatus::InProgress),
+    ));
+    let mut history = read(ID, j.path()).unwrap();
+    assert_eq!(history.facts().open_turn, Some(1));
+    let fix = repair(&history);
+    assert_eq!(fix.len(), 2, "{fix:?}");
+    match &fix[0] {
+        Record::Update { u } if matches!(u.as_ref(), SessionUpdate::ToolCallUpdate(_)) => {
+            let SessionUpdate::ToolCallUpdate(u) = u.as_ref() else {
+                unreachable!()
+            };
+            assert_eq!(u.tool_call_id.to_string(), "open");
+            assert_eq!(u.fields.status, Some(ToolCallStatus::Failed));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(&fix[1], Record::TurnEnd { stop, .. } if stop == "interrupted"));
+    j.records(&fix);
+    history.records.extend(fix);
+    assert_eq!(history.facts().open_turn, None);
+    assert!(repair(&read(ID, j.path()).unwrap()).is_empty());
+    let replay = updates(&history, true);
+    assert!(
+        matches!(replay.last(), Some(SessionUpdate::Notice(_))),
+        "{replay:?}"
+    );
+}
+
+#[test]
+fn past_the_limit_updates_are_left_out_but_turns_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = Journal::create(dir.path(), ID, std::path::Path::new("/w"), 300).unwrap();
+    j.prompt(1, &[ContentBlock::from("p")], false);
+    for _ in 0..20 {
+        j.update(&text("0123456789"));
+    }
+    j.turn_end(1, "end_turn", None);
+    let history = read(ID, j.path()).unwrap();
+    let gaps = history
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Gap { .. }))
+        .count();
+    assert_eq!(gaps, 1);
+    assert!(matches!(history.records.last(), Some(Record::TurnEnd { .. })));
+    assert!(std::fs::metadata(j.path()).unwrap().len() < 600);
+}
+
+#[test]
+fn unreadable_journals_say_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = read(ID, &dir.path().join("nope")).unwrap_err();
+    assert!(
+        missing
+            .to_string()
+            .starts_with(&format!("no session `{ID}` is kept here")),
+        "{missing}"
+    );
+    let bad = dir.path().join("bad");
+    std::fs::write(&bad, "hello\n").unwrap();
+    assert!(
+        read(ID, &bad)
+            .unwrap_err()
+            .to_string()
+            .contains("is not an acplb session journal")
+    );
+    let newer = dir.path().join("newer");
+    std::fs::write(
+        &newer,
+        "{\"t\":\"open\",\"format\":99,\"session_id\":\"x\",\"cwd\":\"/\",\"at\":\"\"}\n",
+    )
+    .unwrap();
+    assert!(read(ID, &newer).unwrap_err().to_string().contains("newer acplb"));
+}
+
+#[test]
+fn a_digest_keeps_the_newest_turns_within_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    for n in 1..=50 {
+        j.prompt(n, &[ContentBlock::from(format!("question {n}"))], false);
+        j.update(&text(&format!("answer {n}")));
+        j.turn_end(n, "end_turn", None);
+    }
+    let history = read(ID, j.path()).unwrap();
+    let d = digest(&history, 600).unwrap();
+    assert!(d.len() <= 700, "{}", d.len());
+    assert!(d.contains("User: question 50\n\nAgent: answer 50"), "{d}");
+    assert!(!d.contains("question 1\n"), "{d}");
+    assert!(digest(&History::default(), 600).is_none());
+}

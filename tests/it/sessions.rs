@@ -1,0 +1,377 @@
+//! Sessions that outlast acplb, end to end with the real Codex on both transports: a session
+//! loaded in a new acplb replays exactly what the editor saw and goes on with the same Codex
+//! thread; the same after acplb was killed mid-turn; resume, close, a thread Codex no longer
+//! has, and the hostile cases (unknown, malformed, damaged, already open).
+
+use std::time::Duration;
+
+use agent_client_protocol::Agent;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{
+    CloseSessionRequest, InitializeRequest, LoadSessionRequest, PromptRequest, ResumeSessionRequest,
+    SessionId, StopReason,
+};
+use serde_json::Value;
+
+use crate::harness::{eventually, open_session, prompt};
+use crate::live::{Live, set_mode};
+
+/// `initialize`, checking that sessions are offered as durable.
+async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
+    let init = cx
+        .send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await?;
+    let caps = serde_json::to_value(&init.agent_capabilities).unwrap();
+    assert_eq!(caps["loadSession"], true, "{caps}");
+    for cap in ["list", "resume", "close"] {
+        assert!(caps["sessionCapabilities"][cap].is_object(), "{cap}: {caps}");
+    }
+    Ok(())
+}
+
+/// Updates as JSON, without the ones acplb sends anew to every opened session.
+fn shown(updates: &[Value]) -> Vec<Value> {
+    updates
+        .iter()
+        .filter(|u| u["sessionUpdate"] != "available_commands_update")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loaded_session_replays_what_the_editor_saw_and_the_conversation_goes_on() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let prompts = [
+        "scenario:plain hello",
+        "scenario:shell list",
+        "scenario:patch write",
+        "scenario:plan think",
+        "scenario:fail try",
+    ];
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            set_mode(&cx, &s.session_id, "auto").await?;
+            for text in prompts {
+                let r = prompt(&cx, &s.session_id, text).await?;
+                assert_eq!(r.stop_reason, StopReason::EndTurn, "{text}");
+            }
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    let seen_live = shown(&live.updates.json());
+    for kind in ["tool_call", "plan", "current_mode_update"] {
+        assert!(
+            seen_live.iter().any(|u| u["sessionUpdate"] == kind),
+            "{kind} was shown live"
+        );
+    }
+    assert!(
+        seen_live
+            .iter()
+            .any(|u| u["sessionUpdate"] == "tool_call_update" && u["status"] == "failed"),
+        "the failing command was shown failed"
+    );
+
+    live.respawn();
+    let updates = live.updates.clone();
+    let watch = live.updates.clone();
+    let (replayed, load, recall) = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            let load = cx
+                .send_request(LoadSessionRequest::new(id.clone(), &ws))
+                .block_task()
+                .await?;
+            // Everything replayed came before the answer.
+            let replayed = watch.json();
+            let recall = prompt(&cx, &id, "scenario:history again").await?;
+            Ok((replayed, load, recall))
+        })
+        .await
+        .unwrap();
+    let users: Vec<&str> = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert_eq!(users, prompts, "each prompt replays as sent");
+    let rest: Vec<Value> = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] != "user_message_chunk")
+        .cloned()
+        .collect();
+    assert_eq!(shown(&rest), seen_live, "the replay is what the editor saw live");
+    // The user's prompt comes before what answered it.
+    let first = |kind: &str| replayed.iter().position(|u| u["sessionUpdate"] == kind).unwrap();
+    assert!(first("user_message_chunk") < first("agent_message_chunk"));
+    let load = serde_json::to_value(&load).unwrap();
+    assert_eq!(
+        load["modes"]["currentModeId"], "auto",
+        "the mode is restored: {load}"
+    );
+    assert_eq!(recall.stop_reason, StopReason::EndTurn);
+    assert!(
+        live.updates.agent_text().contains("history seen=true"),
+        "the conversation goes on in the same Codex thread: {}",
+        live.updates.agent_text()
+    );
+    let threads = live.thread_ids();
+    assert_eq!(threads.first(), threads.last(), "one Codex thread: {threads:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_acplb_was_killed_mid_turn_the_turn_shows_as_interrupted_and_the_session_goes_on() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let watch = live.updates.clone();
+    let pid = live.acplb.pid;
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = kept.clone();
+    // The connection breaks with acplb; what matters is what the next acplb finds.
+    let _broken = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            *keep.lock().unwrap() = Some(s.session_id.clone());
+            set_mode(&cx, &s.session_id, "full-access").await?;
+            prompt(&cx, &s.session_id, "scenario:plain first").await?;
+            let _turn = cx.send_request(PromptRequest::new(
+                s.session_id.clone(),
+                vec!["scenario:sleep".into()],
+            ));
+            assert!(eventually(Duration::from_secs(60), || !watch.of_kind("tool_call").is_empty()).await);
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGKILL,
+            )
+            .unwrap();
+            Ok(())
+        })
+        .await;
+    let id: SessionId = kept.lock().unwrap().clone().expect("the session opened");
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    let call = live.updates.of_kind("tool_call")[0]["toolCallId"].clone();
+
+    live.respawn();
+    let updates = live.updates.clone();
+    let watch = live.updates.clone();
+    let (replayed, recall) = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            cx.send_request(LoadSessionRequest::new(id.clone(), &ws))
+                .block_task()
+                .await?;
+            let replayed = watch.json();
+            let recall = prompt(&cx, &id, "scenario:history again").await?;
+            Ok((replayed, recall))
+        })
+        .await
+        .unwrap();
+    let failed = replayed
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == call)
+        .unwrap_or_else(|| panic!("the open tool call is closed: {replayed:#?}"));
+    assert_eq!(failed["status"], "failed");
+    let text: String = replayed
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+        .filter_map(|u| u["content"]["text"].as_str())
+        .collect();
+    assert!(text.contains("This turn was interrupted"), "{text}");
+    assert_eq!(recall.stop_reason, StopReason::EndTurn);
+    assert!(
+        live.updates.agent_text().contains("history seen=true"),
+        "the Codex thread goes on: {}",
+        live.updates.agent_text()
+    );
+    // A second load shows the same, and the turn is not closed twice.
+    let journal = std::fs::read_to_string(
+        live.state_dir()
+            .join("sessions")
+            .join(id.to_string())
+            .join("journal.jsonl"),
+    )
+    .unwrap();
+    assert_eq!(journal.matches("\"stop\":\"interrupted\"").count(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, "scenario:plain first").await?;
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+
+    live.respawn();
+    let updates = live.updates.clone();
+    let watch = live.updates.clone();
+    let (before, closed_prompt, reloaded) = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            cx.send_request(ResumeSessionRequest::new(id.clone(), &ws))
+                .block_task()
+                .await?;
+            let before = watch.json();
+            let r = prompt(&cx, &id, "scenario:history again").await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            cx.send_request(CloseSessionRequest::new(id.clone()))
+                .block_task()
+                .await?;
+            let closed_prompt = prompt(&cx, &id, "scenario:plain after close").await;
+            // Closed, not gone: it loads again in the same acplb.
+            watch.clear();
+            cx.send_request(LoadSessionRequest::new(id.clone(), &ws))
+                .block_task()
+                .await?;
+            Ok((before, closed_prompt, watch.json()))
+        })
+        .await
+        .unwrap();
+    assert!(
+        before
+            .iter()
+            .all(|u| u["sessionUpdate"] == "available_commands_update"),
+        "resume replays nothing: {before:#?}"
+    );
+    assert!(
+        live.updates.agent_text().contains("history seen=true")
+            || reloaded.iter().any(|u| {
+                u["content"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("history seen=true"))
+            })
+    );
+    let e = closed_prompt.expect_err("a closed session takes no prompt");
+    assert!(
+        e.message.contains(&format!("unknown session `{id}`")),
+        "{}",
+        e.message
+    );
+    let users = reloaded
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "user_message_chunk")
+        .count();
+    assert_eq!(users, 2, "both turns are kept: {reloaded:#?}");
+    assert!(live.codex_left().is_empty() || crate::harness::transport() == "app-server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_whose_codex_thread_is_gone_goes_on_from_a_digest() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, "scenario:plain remember the word pelican").await?;
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    // Codex's record of its threads, gone (another CODEX_HOME would look the same).
+    std::fs::remove_dir_all(live.env.home().join("sessions")).unwrap();
+
+    live.respawn();
+    let updates = live.updates.clone();
+    let r = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            cx.send_request(LoadSessionRequest::new(id.clone(), &ws))
+                .block_task()
+                .await?;
+            prompt(&cx, &id, "scenario:plain and now?").await
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.stop_reason, StopReason::EndTurn);
+    let text = live.updates.agent_text();
+    assert!(
+        text.contains("it continues in a new thread"),
+        "a notice says so: {text}"
+    );
+    let last = live.mock.requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("continues an earlier conversation") && last.contains("remember the word pelican"),
+        "the new thread starts from the digest: {last}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_what_cannot_be_loaded_says_why() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let state = live.state_dir();
+    let updates = live.updates.clone();
+    let errors = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let load = |id: &str| {
+                cx.send_request(LoadSessionRequest::new(SessionId::new(id.to_owned()), &ws))
+                    .block_task()
+            };
+            let mut errors = Vec::new();
+            errors.push(
+                load("0b6a3f0e-0000-4000-8000-000000000000")
+                    .await
+                    .unwrap_err()
+                    .message,
+            );
+            errors.push(load("../../etc").await.unwrap_err().message);
+            errors.push(load(&s.session_id.to_string()).await.unwrap_err().message);
+            let damaged = state.join("sessions/damaged-1");
+            std::fs::create_dir_all(&damaged).unwrap();
+            std::fs::write(damaged.join("journal.jsonl"), "not a journal\n").unwrap();
+            errors.push(load("damaged-1").await.unwrap_err().message);
+            // The session that is open still works.
+            let r = prompt(&cx, &s.session_id, "scenario:plain still here").await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(errors)
+        })
+        .await
+        .unwrap();
+    assert!(
+        errors[0].contains("acplb keeps no session of that id"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[1].contains("is not a session id acplb hands out"),
+        "{}",
+        errors[1]
+    );
+    assert!(
+        errors[2].contains("is already open in this acplb"),
+        "{}",
+        errors[2]
+    );
+    assert!(
+        errors[3].contains("is not an acplb session journal"),
+        "{}",
+        errors[3]
+    );
+}
