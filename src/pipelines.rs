@@ -27,13 +27,15 @@ pub(crate) fn state_dir() -> Option<PathBuf> {
     composer::state_dir(|key| std::env::var(key).ok())
 }
 
+/// Every built-in plugin: the agent-team ones and `session-summary`.
+pub(crate) fn plugins() -> acplb_core::plugin::registry::Registry {
+    acplb_atm::plugins::registry().with(acplb_core::plugin::summary::SessionSummaryFactory)
+}
+
 /// The built-in plugins over `explicit` (validated now) or, per session, the workspace's (when
 /// trusted) or the user's composer file.
 pub(crate) fn load(explicit: Option<Source>) -> Result<ComposerPipelines, ComposerError> {
-    Ok(
-        ComposerPipelines::new(acplb_atm::plugins::registry(), explicit, user_config_dir())?
-            .with_state_dir(state_dir()),
-    )
+    Ok(ComposerPipelines::new(plugins(), explicit, user_config_dir())?.with_state_dir(state_dir()))
 }
 
 /// Builds the explicit file's plugins once for `cwd` and drops them: building only resolves

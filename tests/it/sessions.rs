@@ -375,3 +375,100 @@ async fn loading_what_cannot_be_loaded_says_why() {
         errors[3]
     );
 }
+
+const SUMMARY_SCENARIOS: &str = r#"
+[scenarios.summ]
+[[scenarios.summ.steps]]
+actions = [{ type = "message", text = "Summary: we said hello and nothing is left." }]
+
+[scenarios.summ_hang]
+[[scenarios.summ_hang.steps]]
+delay_ms = 60000
+actions = [{ type = "message", text = "never said in time" }]
+"#;
+
+/// A live acplb whose sessions ask for a summary with `question` when acplb stops.
+fn with_summaries(question: &str) -> (Live, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let composer = dir.path().join("composer.toml");
+    std::fs::write(
+        &composer,
+        format!("[[plugin]]\nid = \"session-summary\"\nprompt = \"{question}\"\n"),
+    )
+    .unwrap();
+    use acplb_playback::mock_model::{MockConfig, Script};
+    let script =
+        Script::builtin().layered_with(Script::from_toml_str(SUMMARY_SCENARIOS, "summaries").unwrap());
+    let config = MockConfig::default().with_script(script);
+    let composer = composer.display().to_string();
+    let live = Live::start_with(config, &["--composer", &composer], &[]);
+    (live, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_shutdown_each_session_keeps_a_summary() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (mut live, _dir) = with_summaries("scenario:summ Summarise, please.");
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (id, idle) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, "scenario:plain hello").await?;
+            // A session without a turn has nothing to summarise.
+            let (_, idle) = open_session(&cx, &ws).await?;
+            Ok((s.session_id, idle.session_id))
+        })
+        .await
+        .unwrap();
+    let (code, took) = live.acplb.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(code, Some(0));
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    let sessions = live.state_dir().join("sessions");
+    let path = sessions.join(id.to_string()).join("summary.md");
+    let summary = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}: {}", live.acplb.stderr()));
+    assert_eq!(summary, "Summary: we said hello and nothing is left.\n");
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(!sessions.join(idle.to_string()).join("summary.md").exists());
+    // The summary turn is not part of what the editor saw, nor of the journal.
+    let journal = std::fs::read_to_string(sessions.join(id.to_string()).join("journal.jsonl")).unwrap();
+    assert!(!journal.contains("nothing is left"), "{journal}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summary_that_does_not_come_is_given_up_at_the_limit() {
+    let (mut live, _dir) = with_summaries("scenario:summ_hang Summarise, please.");
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, "scenario:plain hello").await?;
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    let (code, took) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_eq!(code, Some(0));
+    assert!(
+        took >= Duration::from_secs(9) && took < Duration::from_secs(14),
+        "{took:?}"
+    );
+    let summary = live
+        .state_dir()
+        .join("sessions")
+        .join(id.to_string())
+        .join("summary.md");
+    assert!(!summary.exists());
+    assert!(
+        live.acplb
+            .stderr()
+            .contains("no summary: it did not come within the shutdown's limit")
+    );
+    assert!(live.codex_left().is_empty(), "{:?}", live.codex_left());
+}

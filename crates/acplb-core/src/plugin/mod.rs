@@ -6,6 +6,7 @@ pub mod paths;
 mod pipeline;
 pub mod registry;
 mod source;
+pub mod summary;
 pub mod trust;
 
 pub use pipeline::{Pipeline, PluginEntry};
@@ -101,4 +102,14 @@ pub trait Plugin {
 
     /// Called after a turn's response has been written to the client.
     fn turn_finished(&self, _session: &SessionId) {}
+
+    /// The question to ask the session for a summary when acplb shuts down, if this plugin
+    /// wants one (`session-summary`).
+    fn summary_prompt(&self) -> Option<String> {
+        None
+    }
+
+    /// Called when the session ends (`session/close`, or acplb stopping): release what the
+    /// session held (an identity claim, say).
+    fn session_closed(&self, _session: &SessionId) {}
 }

@@ -75,6 +75,19 @@ impl Pipeline {
         }
     }
 
+    /// The summary question of the first plugin that asks for one on shutdown.
+    pub fn summary_prompt(&self) -> Option<String> {
+        self.entries.iter().find_map(|e| e.plugin.summary_prompt())
+    }
+
+    /// Runs every `session_closed` hook.
+    pub fn on_session_closed(&self, session: &SessionId) {
+        for entry in &self.entries {
+            let _span = tracing::debug_span!("plugin", id = %entry.id, hook = "session_closed").entered();
+            entry.plugin.session_closed(session);
+        }
+    }
+
     fn run_fallible(
         &self,
         mut hook: impl FnMut(&dyn Plugin) -> Result<(), String>,

@@ -83,7 +83,8 @@ impl Server {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let grace = self.options.shutdown_grace;
         let store = store::Store::new(self.provider, self.pipelines, self.options.clone());
-        let runtime = tokio::task::spawn_local(store.run(rx));
+        let summarising = store.summarising();
+        let mut runtime = tokio::task::spawn_local(store.run(rx));
         let result = tokio::select! {
             r = handlers::serve(tx, &self.options, transport) => {
                 tracing::info!("client connection closed");
@@ -96,7 +97,12 @@ impl Server {
         };
         // The handlers (and their senders) are gone now; the store sees its channel close and
         // stops every session.
-        if tokio::time::timeout(grace, runtime).await.is_err() {
+        let mut stopped = tokio::time::timeout(grace, &mut runtime).await.is_ok();
+        if !stopped && summarising.get() {
+            let limit = crate::plugin::summary::SUMMARY_LIMIT;
+            stopped = tokio::time::timeout(limit, &mut runtime).await.is_ok();
+        }
+        if !stopped {
             tracing::warn!(?grace, "sessions did not stop in time; killing what is left");
         }
         result

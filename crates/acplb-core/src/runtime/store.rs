@@ -82,6 +82,8 @@ pub(crate) enum Command {
 struct SessionHandle {
     tx: UnboundedSender<SessionMsg>,
     task: JoinHandle<()>,
+    /// Whether it asks for a summary when acplb stops (`session-summary`).
+    summarises: bool,
 }
 
 pub(super) struct Store {
@@ -95,6 +97,8 @@ pub(super) struct Store {
     capabilities: crate::provider::ProviderCapabilities,
     opened_tx: UnboundedSender<Opened>,
     opened_rx: Option<UnboundedReceiver<Opened>>,
+    /// Set when stopping takes summaries (see [`Store::summarising`]).
+    summarising: Rc<std::cell::Cell<bool>>,
 }
 
 impl Store {
@@ -114,7 +118,14 @@ impl Store {
             opening: HashMap::new(),
             opened_tx,
             opened_rx: Some(opened_rx),
+            summarising: Rc::default(),
         }
+    }
+
+    /// Becomes true when acplb stops and sessions ask for summaries, which may take up to
+    /// their limit.
+    pub(super) fn summarising(&self) -> Rc<std::cell::Cell<bool>> {
+        self.summarising.clone()
     }
 
     /// Handles commands until every sender is gone, then stops all sessions.
@@ -133,6 +144,10 @@ impl Store {
             }
         }
         let sessions = std::mem::take(&mut self.sessions);
+        if sessions.values().any(|h| h.summarises) {
+            // Summaries may take up to their limit: the server waits that much longer.
+            self.summarising.set(true);
+        }
         for handle in sessions.values() {
             send(&handle.tx, SessionMsg::Shutdown);
         }
@@ -430,6 +445,7 @@ impl Store {
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
+        let summarises = pending.pipeline.summary_prompt().is_some();
         let actor = SessionActor::new(
             session_id.clone(),
             pending.cx,
@@ -442,6 +458,7 @@ impl Store {
                 mode,
                 turns,
                 journal: journal.map(Rc::new),
+                state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
                 turn_timeout: self.options.turn_timeout,
             },
         )
@@ -454,7 +471,7 @@ impl Store {
         };
         tracing::info!(session = %session_id, cwd = %pending.cwd.display(), "{how}");
         self.sessions
-            .insert(session_id.clone(), SessionHandle { tx, task });
+            .insert(session_id.clone(), SessionHandle { tx, task, summarises });
         if pending.reply.replays()
             && let Some(history) = &history
         {
@@ -499,7 +516,7 @@ impl Store {
             }
             return;
         };
-        send(&handle.tx, SessionMsg::Shutdown);
+        send(&handle.tx, SessionMsg::Close);
         let id = id.clone();
         tokio::task::spawn_local(async move {
             if let Err(e) = handle.task.await {

@@ -4,6 +4,7 @@
 
 mod changes;
 mod steer;
+mod summary;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -49,7 +50,11 @@ pub(crate) enum SessionMsg {
         value: SessionConfigOptionValue,
         responder: Responder<SetSessionConfigOptionResponse>,
     },
+    /// acplb stops: the running turn is cancelled, then the summary asked for (if the
+    /// `session-summary` plugin runs) by the deadline.
     Shutdown,
+    /// `session/close`: the running turn is cancelled and the session stops.
+    Close,
 }
 
 impl SessionMsg {
@@ -60,7 +65,7 @@ impl SessionMsg {
             SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
-            SessionMsg::Cancel | SessionMsg::Shutdown => {}
+            SessionMsg::Cancel | SessionMsg::Shutdown | SessionMsg::Close => {}
         }
     }
 }
@@ -108,6 +113,10 @@ pub(crate) struct SessionActor {
     journal: Option<Rc<Journal>>,
     /// The number of the last turn started (carried on from the journal after a load).
     turns: u64,
+    /// acplb's state directory, where the summary goes (`None`: sessions are not kept).
+    state_dir: Option<std::path::PathBuf>,
+    /// When acplb is stopping: by when the summary must have come.
+    summary_by: Option<Instant>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -121,6 +130,7 @@ pub(crate) struct SessionParts {
     /// Turns the session already had (a loaded session goes on counting).
     pub(crate) turns: u64,
     pub(crate) journal: Option<Rc<Journal>>,
+    pub(crate) state_dir: Option<std::path::PathBuf>,
     pub(crate) turn_timeout: Option<Duration>,
 }
 
@@ -142,6 +152,8 @@ impl SessionActor {
             turn_timeout: parts.turn_timeout,
             journal: parts.journal,
             turns: parts.turns,
+            state_dir: parts.state_dir,
+            summary_by: None,
         }
     }
 
@@ -185,9 +197,13 @@ impl SessionActor {
                 () = sleep_until(deadline) => self.on_turn_timeout(),
             }
         }
+        if let Some(deadline) = self.summary_by {
+            self.summarise(deadline).await;
+        }
         if let Some(provider) = self.provider.as_mut() {
             provider.shutdown().await;
         }
+        self.pipeline.on_session_closed(&self.id);
         tracing::debug!(session = %self.id, "session actor stopped");
     }
 
@@ -205,6 +221,13 @@ impl SessionActor {
             SessionMsg::SetMode { mode_id, responder } => self.set_mode(&mode_id, responder),
             SessionMsg::SetConfig { id, value, responder } => self.set_config(&id, &value, responder),
             SessionMsg::Shutdown => {
+                if !self.shutting_down {
+                    self.summary_by = Some(Instant::now() + crate::plugin::summary::SUMMARY_LIMIT);
+                }
+                self.shutting_down = true;
+                self.cancel_all();
+            }
+            SessionMsg::Close => {
                 self.shutting_down = true;
                 self.cancel_all();
             }
