@@ -154,14 +154,24 @@ fn read_lines(
     })
 }
 
+/// The most bytes gathered into one write.
+const BATCH_BYTES: usize = 64 * 1024;
+
 /// Writes every line (the SDK's and our own parse-error replies) to `out`, counting updates.
+///
+/// Lines that are already waiting when a write starts go out together in one write (at most
+/// [`BATCH_BYTES`]): a write to stdout is a trip through the blocking pool, so a burst (a
+/// session's history replayed, a flood of deltas) costs one trip per batch, not per line,
+/// while a lone line goes out at once.
 async fn write_lines(
     mut out: impl AsyncWrite + Unpin,
     mut from_sdk: mpsc::Receiver<String>,
     mut replies: mpsc::Receiver<String>,
     flow: OutputFlow,
 ) {
-    loop {
+    let mut batch: Vec<u8> = Vec::with_capacity(8 * 1024);
+    let mut open = true;
+    while open {
         let line = tokio::select! {
             biased;
             // Cancel-safe: a channel receiver loses nothing when its `next` is dropped.
@@ -172,23 +182,45 @@ async fn write_lines(
                 None => break,
             },
         };
-        let line = super::explain::explain(&line).unwrap_or(line);
-        let update = line.contains(UPDATE_METHOD);
+        batch.clear();
+        let mut updates = add_line(&mut batch, &line);
+        while batch.len() < BATCH_BYTES {
+            let more = match replies.try_recv() {
+                Ok(line) => line,
+                Err(_) => match from_sdk.try_recv() {
+                    Ok(line) => line,
+                    Err(mpsc::TryRecvError::Closed) => {
+                        open = false;
+                        break;
+                    }
+                    Err(mpsc::TryRecvError::Empty) => break,
+                },
+            };
+            updates += add_line(&mut batch, &more);
+        }
         let written = async {
-            out.write_all(line.as_bytes()).await?;
-            out.write_all(b"\n").await?;
+            out.write_all(&batch).await?;
             out.flush().await
         };
         if let Err(e) = written.await {
             tracing::debug!(error = %e, "stdout closed; the client is gone");
             break;
         }
-        if update {
+        for _ in 0..updates {
             flow.written();
         }
     }
     // Nothing will be written any more: no provider may wait for it.
     flow.close();
+}
+
+/// Adds one line (its SDK error explained) to `batch`; 1 if it is a `session/update`.
+fn add_line(batch: &mut Vec<u8>, line: &str) -> usize {
+    let explained = super::explain::explain(line);
+    let line = explained.as_deref().unwrap_or(line);
+    batch.extend_from_slice(line.as_bytes());
+    batch.push(b'\n');
+    usize::from(line.contains(UPDATE_METHOD))
 }
 
 #[cfg(test)]

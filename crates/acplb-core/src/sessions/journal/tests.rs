@@ -190,3 +190,33 @@ fn a_digest_keeps_the_newest_turns_within_its_size() {
     assert!(!d.contains("question 1\n"), "{d}");
     assert!(digest(&History::default(), 600).is_none());
 }
+
+#[test]
+fn a_history_reads_as_text_the_way_the_editor_showed_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.prompt(1, &[ContentBlock::from("list files")], false);
+    j.update(&SessionUpdate::AgentThoughtChunk(ContentChunk::new(
+        ContentBlock::from("Let me look."),
+    )));
+    j.update(&text("Sure, "));
+    j.update(&text("running ls."));
+    j.update(&SessionUpdate::ToolCall(
+        ToolCall::new("c1", "ls").status(ToolCallStatus::InProgress),
+    ));
+    j.update(&SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+        "c1",
+        ToolCallUpdateFields::new()
+            .status(ToolCallStatus::Completed)
+            .content(vec![ContentBlock::from("```\nREADME.md\n```").into()]),
+    )));
+    j.turn_end(1, "end_turn", None);
+    let shown = render(&read(ID, j.path()).unwrap());
+    let expected = "\n── turn 1 · ";
+    assert!(shown.contains(expected), "{shown}");
+    let body = shown.split_once("\n> list files\n").unwrap().1;
+    assert_eq!(
+        body,
+        "(thinking) Let me look.\nSure, running ls.\n⏺ ls [other]\n⏺ ls\n  │ README.md\n  └ completed\n── turn 1 ended: end_turn\n"
+    );
+}
