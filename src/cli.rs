@@ -124,6 +124,9 @@ pub(crate) enum Command {
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },
+    /// The sessions acplb keeps (so editors can load and resume them): list them, prune old ones.
+    #[command(subcommand, after_help = crate::sessions::HELP)]
+    Sessions(crate::sessions::SessionsCommand),
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
     Mcp(McpCommand),
@@ -247,7 +250,8 @@ Examples:
   acplb --codex ~/bin/codex     use a specific Codex binary
   acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
   acplb doctor                  check the Codex installation and login
-  acplb config check            show the plugin pipeline and where each value comes from";
+  acplb config check            show the plugin pipeline and where each value comes from
+  acplb sessions list           the sessions acplb keeps, newest first";
 
 const TRUST_HELP: &str = "\
 A composer.toml inside a workspace is repository content: acplb ignores it (and tells the

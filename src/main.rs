@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_launch;
 mod pipelines;
 mod serve;
+mod sessions;
 mod settings;
 mod trust;
 mod turn_timeout;
@@ -53,6 +54,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Mcp(cli::McpCommand::Launch(ref args))) => mcp_launch::run(args),
         Some(cli::Command::Trust(ref args)) => trust::trust(args),
         Some(cli::Command::Untrust { ref dir }) => trust::untrust(dir),
+        Some(cli::Command::Sessions(ref command)) => sessions::run(command),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -24,3 +24,4 @@ mod lifecycle;
 mod live;
 mod protocol;
 mod sessions;
+mod sessions_cli;

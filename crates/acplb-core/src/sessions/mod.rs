@@ -2,4 +2,5 @@
 //! session appends to (`journal/`) and the registry indexing them (`registry/`).
 
 pub mod journal;
+pub mod registry;
 pub mod state;
