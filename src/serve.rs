@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher};
 use acplb_core::runtime::{Durability, Server, ServerOptions};
+use acplb_core::sessions::registry::{Registry, RegistryWriter};
 use acplb_core::transport::stdio::{Wire, WireLimits};
 use anyhow::Context as _;
 
@@ -98,9 +99,17 @@ fn durability() -> anyhow::Result<Option<Durability>> {
         return Ok(None);
     };
     tracing::info!(dir = %state_dir.display(), "sessions are kept here");
+    let registry = match RegistryWriter::start(Registry::new(&state_dir)) {
+        Ok(writer) => Some(writer),
+        Err(e) => {
+            tracing::warn!(error = %e, "no session registry: session/list will show nothing");
+            None
+        }
+    };
     Ok(Some(Durability {
         state_dir,
         journal_limit,
+        registry,
     }))
 }
 

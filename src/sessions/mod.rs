@@ -1,9 +1,10 @@
 //! `acplb sessions`: the sessions acplb keeps in its state directory: `list` shows them,
-//! `prune` deletes old ones. Each subcommand is a variant of [`SessionsCommand`] with its
+//! `show` and `summary` one of them, `prune` deletes old ones. Each subcommand is a variant of [`SessionsCommand`] with its
 //! arguments and code in a file of its own.
 
 mod list;
 mod prune;
+mod show;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -24,6 +25,11 @@ pub(crate) enum SessionsCommand {
     /// acplb has open is never deleted.
     #[command(after_help = prune::HELP)]
     Prune(prune::PruneArgs),
+    /// Show one session as readable text, the way the editor showed it.
+    #[command(after_help = show::SHOW_HELP)]
+    Show(show::IdArgs),
+    /// Print a session's shutdown summary (written by the `session-summary` plugin).
+    Summary(show::IdArgs),
 }
 
 /// Where sessions are kept, for `--help` (a macro, so help texts can `concat!` it).
@@ -45,6 +51,8 @@ pub(crate) const HELP: &str = concat!(
 Examples:
   acplb sessions list                     every session, newest first
   acplb sessions list --cwd . --json      this directory's sessions as JSON
+  acplb sessions show ID                  one session as readable text
+  acplb sessions summary ID               its shutdown summary
   acplb sessions prune --dry-run          what `prune` would delete"
 );
 
@@ -53,6 +61,8 @@ pub(crate) fn run(command: &SessionsCommand) -> anyhow::Result<bool> {
     match command {
         SessionsCommand::List(args) => list::run(args),
         SessionsCommand::Prune(args) => prune::run(args),
+        SessionsCommand::Show(args) => show::show(args),
+        SessionsCommand::Summary(args) => show::summary(args),
     }
 }
 

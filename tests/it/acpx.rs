@@ -122,7 +122,15 @@ async fn run_acpx(agent: &str, env: &CodexTestEnv, home: &std::path::Path, args:
     let mut cmd = tokio::process::Command::new(acpx());
     cmd.args(["--agent", agent, "--cwd"])
         .arg(env.workspace())
-        .args(["--format", "json", "--approve-all", "--timeout", "60", "--ttl", "1"])
+        .args([
+            "--format",
+            "json",
+            "--approve-all",
+            "--timeout",
+            "60",
+            "--ttl",
+            "1",
+        ])
         .args(args)
         .envs(env.env_vars())
         .env("ACPLB_CODEX", env.codex_path())
@@ -135,6 +143,9 @@ async fn run_acpx(agent: &str, env: &CodexTestEnv, home: &std::path::Path, args:
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "acpx {args:?} failed: {stderr}\n{stdout:.4000}");
+    assert!(
+        out.status.success(),
+        "acpx {args:?} failed: {stderr}\n{stdout:.4000}"
+    );
     stdout
 }

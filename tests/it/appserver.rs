@@ -332,7 +332,8 @@ async fn three_sessions_at_once_on_one_server_each_get_their_own_answer() {
     let servers: Vec<String> = live
         .codex_left()
         .into_iter()
-        .filter(|p| p.contains("app-server"))
+        // Codex's server, not acplb (whose own command line names the transport).
+        .filter(|p| p.contains("codex app-server"))
         .collect();
     assert!(servers.len() <= 1, "one app-server for all sessions: {servers:?}");
 }

@@ -223,6 +223,7 @@ async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it()
     live.acplb.wait_exit(Duration::from_secs(10)).await;
 
     live.respawn();
+    let (marker, pid) = (live.codex_marker(), live.acplb.pid);
     let updates = live.updates.clone();
     let watch = live.updates.clone();
     let (before, closed_prompt, reloaded) = live
@@ -238,6 +239,11 @@ async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it()
             cx.send_request(CloseSessionRequest::new(id.clone()))
                 .block_task()
                 .await?;
+            let left = crate::harness::codex_work_left(&marker, pid, Duration::from_secs(5)).await;
+            assert!(
+                left.is_empty(),
+                "closing stopped the session's Codex work: {left:?}"
+            );
             let closed_prompt = prompt(&cx, &id, "scenario:plain after close").await;
             // Closed, not gone: it loads again in the same acplb.
             watch.clear();
@@ -273,7 +279,6 @@ async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it()
         .filter(|u| u["sessionUpdate"] == "user_message_chunk")
         .count();
     assert_eq!(users, 2, "both turns are kept: {reloaded:#?}");
-    assert!(live.codex_left().is_empty() || crate::harness::transport() == "app-server");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -437,6 +442,16 @@ async fn on_shutdown_each_session_keeps_a_summary() {
     // The summary turn is not part of what the editor saw, nor of the journal.
     let journal = std::fs::read_to_string(sessions.join(id.to_string()).join("journal.jsonl")).unwrap();
     assert!(!journal.contains("nothing is left"), "{journal}");
+    assert_eq!(sessions_cli(&live, &["summary", &id.to_string()]), summary);
+    let json: Value = serde_json::from_str(&sessions_cli(&live, &["list", "--json"])).unwrap();
+    let entry = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["sessionId"] == id.to_string())
+        .unwrap()
+        .clone();
+    assert_eq!(entry["status"], "idle", "{entry}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -471,4 +486,169 @@ async fn a_summary_that_does_not_come_is_given_up_at_the_limit() {
             .contains("no summary: it did not come within the shutdown's limit")
     );
     assert!(live.codex_left().is_empty(), "{:?}", live.codex_left());
+}
+
+/// `acplb sessions ARGS` with this test's state directory; its stdout, once it succeeded.
+fn sessions_cli(live: &Live, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
+        .arg("sessions")
+        .args(args)
+        .env("ACPLB_STATE_DIR", live.state_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "sessions {args:?}: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_pages_newest_first_and_filters_by_workspace_and_the_command_line_shows_a_session() {
+    use agent_client_protocol::v1::schema::{ListSessionsRequest, NewSessionRequest};
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let sub = ws.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let updates = live.updates.clone();
+    let (created, talked, pages, in_sub, bad) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, first) = open_session(&cx, &ws).await?;
+            let talked = first.session_id.clone();
+            prompt(&cx, &talked, "scenario:plain Tidy the README\nand more").await?;
+            let mut created = vec![talked.to_string()];
+            for n in 1..120 {
+                let cwd = if n % 6 == 0 { &sub } else { &ws };
+                let s = cx.send_request(NewSessionRequest::new(cwd)).block_task().await?;
+                created.push(s.session_id.to_string());
+            }
+            // The session used last is the newest.
+            prompt(&cx, &talked, "scenario:plain again").await?;
+            let list = |cwd: Option<&std::path::Path>, cursor: Option<String>| {
+                let mut req = ListSessionsRequest::new();
+                req.cwd = cwd.map(ToOwned::to_owned);
+                req.cursor = cursor;
+                cx.send_request(req).block_task()
+            };
+            // Registry writes are asynchronous: wait until all 120 are indexed.
+            let mut pages = Vec::new();
+            for _ in 0..100 {
+                pages.clear();
+                let mut cursor = None;
+                loop {
+                    let page = list(None, cursor).await?;
+                    cursor = page.next_cursor.clone();
+                    pages.push(page);
+                    if cursor.is_none() {
+                        break;
+                    }
+                }
+                if pages.iter().map(|p| p.sessions.len()).sum::<usize>() == 120 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let in_sub = list(Some(&sub), None).await?;
+            let bad = list(None, Some("not-a-cursor".into())).await.unwrap_err();
+            Ok((created, talked, pages, in_sub, bad))
+        })
+        .await
+        .unwrap();
+    let sizes: Vec<usize> = pages.iter().map(|p| p.sessions.len()).collect();
+    assert_eq!(sizes, [50, 50, 20]);
+    let listed: Vec<String> = pages
+        .iter()
+        .flat_map(|p| p.sessions.iter().map(|s| s.session_id.to_string()))
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort();
+    sorted.dedup();
+    let mut all = created.clone();
+    all.sort();
+    assert_eq!(sorted, all, "every session once");
+    let newest = &pages[0].sessions[0];
+    assert_eq!(newest.session_id, talked, "the session used last comes first");
+    assert_eq!(
+        newest.title.as_deref(),
+        Some("scenario:plain Tidy the README"),
+        "the first prompt's first line"
+    );
+    assert!(newest.updated_at.is_some());
+    let times: Vec<&str> = pages
+        .iter()
+        .flat_map(|p| p.sessions.iter().filter_map(|s| s.updated_at.as_deref()))
+        .collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first");
+    assert_eq!(in_sub.sessions.len(), 19, "sessions 6, 12, ... 114");
+    assert!(in_sub.sessions.iter().all(|s| s.cwd == sub));
+    assert!(bad.message.contains("invalid cursor"), "{}", bad.message);
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+
+    // The command line sees the same sessions.
+    let json: Value = serde_json::from_str(&sessions_cli(&live, &["list", "--json"])).unwrap();
+    let entries = json.as_array().unwrap();
+    assert_eq!(entries.len(), 120);
+    let entry = entries
+        .iter()
+        .find(|e| e["sessionId"] == talked.to_string())
+        .unwrap();
+    assert_eq!(entry["status"], "idle", "{entry}");
+    assert!(entry["threadId"].is_string(), "{entry}");
+    assert_eq!(
+        entry["repoName"],
+        ws.file_name().unwrap().to_str().unwrap(),
+        "{entry}"
+    );
+    let shown = sessions_cli(&live, &["show", &talked.to_string()]);
+    assert!(
+        shown.contains("> scenario:plain Tidy the README\n> and more\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("── turn 2 ended: end_turn"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_a_session_releases_its_team_identity() {
+    let team = crate::atm::Team::new(
+        "[[plugin]]\nid = \"atm-identity\"\nrequired = true\nidentity = \"arch-ctm\"\nteam = \"demo\"\n",
+    );
+    let composer = team.composer();
+    let mut live = Live::start_with(
+        crate::atm::mock_config_with(""),
+        &["--composer", &composer],
+        &team.env(),
+    );
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let lock = team.lock("arch-ctm");
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            assert!(lock.is_file(), "claimed for the session");
+            prompt(&cx, &s.session_id, "scenario:plain hi").await?;
+            cx.send_request(CloseSessionRequest::new(s.session_id.clone()))
+                .block_task()
+                .await?;
+            assert!(
+                !lock.exists(),
+                "released when its last session closed, acplb still running"
+            );
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    let json: Value = serde_json::from_str(&sessions_cli(
+        &live,
+        &["list", "--json", "--identity", "arch-ctm@demo"],
+    ))
+    .unwrap();
+    let entry = &json.as_array().unwrap()[0];
+    assert_eq!(entry["sessionId"], id.to_string());
+    assert_eq!(entry["status"], "closed");
+    assert_eq!(entry["identity"], "arch-ctm");
 }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use acplb_core::plugin::registry::{
     BuildContext, Built, ParamKind, ParamSpec, PluginFactory, PluginParams, Resolved,
 };
-use acplb_core::plugin::{Plugin, PromptContext, SessionStart};
+use acplb_core::plugin::{Plugin, PromptContext, SessionStart, TeamIdentity};
 use acplb_core::provider::TurnRequest;
 
 use super::{ATM_IDENTITY, ATM_MAIL, AUDIT, Layered, add_turn_note, origin_of, set_start_var, vars};
@@ -186,11 +186,23 @@ impl Plugin for AtmIdentity {
         );
         set_start_var(start, vars::IDENTITY, claim.name());
         set_start_var(start, vars::TEAM, &self.resolved.team);
+        start.identity = Some(TeamIdentity {
+            name: claim.name().to_owned(),
+            team: self.resolved.team.clone(),
+        });
         if let Some(home) = &self.exported_home {
             set_start_var(start, vars::HOME, home);
         }
         *self.claim.borrow_mut() = Some(claim);
         Ok(())
+    }
+
+    fn session_closed(&self, session: &acplb_core::plugin::SessionId) {
+        // This session's share of the claim ends now (`session/close`), not when the last
+        // reference to its pipeline goes; the claim itself ends with the process's last share.
+        if self.claim.borrow_mut().take().is_some() {
+            tracing::info!(%session, identity = %self.resolved.identity, "atm identity released by this session");
+        }
     }
 
     fn prompt(&self, ctx: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {

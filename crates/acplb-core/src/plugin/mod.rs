@@ -15,7 +15,8 @@ pub use source::{
     SessionPlugins,
 };
 
-use agent_client_protocol::v1::schema::{McpServer, SessionId, SessionUpdate};
+pub use agent_client_protocol::v1::schema::SessionId;
+use agent_client_protocol::v1::schema::{McpServer, SessionUpdate};
 use futures::future::LocalBoxFuture;
 
 use crate::provider::TurnRequest;
@@ -53,6 +54,18 @@ pub struct SessionStart {
     pub env: Vec<(String, String)>,
     /// Developer instructions for every turn of the session.
     pub developer_instructions: Vec<String>,
+    /// Who the session is in an agent team, when a plugin claimed an identity for it (the
+    /// session registry files sessions by it).
+    pub identity: Option<TeamIdentity>,
+}
+
+/// A member of an agent team.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamIdentity {
+    /// The member's name.
+    pub name: String,
+    /// The team.
+    pub team: String,
 }
 
 /// What a plugin knows about the prompt it is looking at.

@@ -5,9 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::Error;
+use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionInfo};
 
 use super::wire_error;
 use crate::sessions::journal::{self, Facts, History, Journal, JournalError};
+use crate::sessions::registry::{DEFAULT_PAGE_SIZE, Registry, RegistryWriter, Status, page};
 use crate::sessions::state;
 
 /// Where sessions are kept so they outlive the process.
@@ -17,6 +19,9 @@ pub struct Durability {
     pub state_dir: PathBuf,
     /// The size limit of one journal, in bytes.
     pub journal_limit: u64,
+    /// The registry's writer (`None`: sessions are kept but not indexed, so `session/list`
+    /// shows none).
+    pub registry: Option<RegistryWriter>,
 }
 
 /// The most of an earlier conversation put into a new thread's instructions.
@@ -108,4 +113,40 @@ fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
         journal,
         context,
     })
+}
+
+/// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
+pub(super) async fn list(
+    durability: &Durability,
+    cwd: Option<PathBuf>,
+    cursor: Option<String>,
+) -> Result<ListSessionsResponse, Error> {
+    let registry = Registry::new(&durability.state_dir);
+    let read = tokio::task::spawn_blocking(move || -> Result<ListSessionsResponse, Error> {
+        let listing = registry
+            .all()
+            .map_err(|e| wire_error::internal(&format!("reading the session registry failed: {e}")))?;
+        for problem in &listing.problems {
+            tracing::warn!("session registry: {problem}");
+        }
+        let entries: Vec<_> = listing
+            .into_entries()
+            .into_iter()
+            .filter(|e| e.effective_status() != Status::Unknown)
+            .collect();
+        let page = page(entries, cwd.as_deref(), cursor.as_deref(), DEFAULT_PAGE_SIZE)
+            .map_err(|e| wire_error::invalid_params(e.to_string()))?;
+        let sessions = page
+            .entries
+            .into_iter()
+            .map(|e| {
+                SessionInfo::new(e.session_id, e.cwd)
+                    .title(e.title)
+                    .updated_at(e.last_active)
+            })
+            .collect();
+        Ok(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))
+    });
+    read.await
+        .map_err(|e| wire_error::internal(&format!("listing sessions failed: {e}")))?
 }

@@ -62,6 +62,8 @@ pub(super) struct PendingSession {
     pub(super) notices: Vec<SessionNotice>,
     pub(super) reply: Reply,
     pub(super) cx: ConnectionTo<Client>,
+    /// Who the session is in an agent team, if a plugin claimed an identity.
+    pub(super) identity: Option<crate::plugin::TeamIdentity>,
 }
 
 /// What opening produced.

@@ -31,6 +31,7 @@ use crate::provider::{ProviderAdapter, Resume, SessionSettings, SessionSetup};
 use crate::session::options::OptionCatalog;
 use crate::session::{SessionActor, SessionMsg, SessionParts};
 use crate::sessions::journal::{self, Facts};
+use crate::sessions::registry::{Entry, Status, Tracked};
 
 /// A request, forwarded from the ACP handlers.
 #[derive(Debug)]
@@ -156,6 +157,10 @@ impl Store {
             if let Err(e) = handle.task.await {
                 tracing::error!(session = %id, error = %e, "session actor ended abnormally");
             }
+        }
+        if let Some(writer) = self.options.durability.as_ref().and_then(|d| d.registry.as_ref()) {
+            // What the sessions told the registry is written before acplb exits.
+            writer.flush().await;
         }
         self.provider.shutdown().await;
         tracing::debug!("all sessions stopped");
@@ -336,6 +341,7 @@ impl Store {
             mcp_servers,
             env: Vec::new(),
             developer_instructions: Vec::new(),
+            identity: None,
         };
         let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
             Ok(p) => (Rc::new(p.pipeline), p.notices),
@@ -365,6 +371,7 @@ impl Store {
             notices,
             reply,
             cx,
+            identity: start.identity,
         };
         // Opening may wait (files, never a child being ready); the store goes on meanwhile.
         let provider = self.provider.clone();
@@ -428,13 +435,32 @@ impl Store {
         let catalog = Rc::new(self.capabilities.catalog.clone());
         let mut settings = SessionSettings::default();
         let mut mode = Mode::default();
+        let mut entry = Entry::new(
+            session_id.to_string(),
+            pending.cwd.clone(),
+            std::time::SystemTime::now(),
+        );
+        if let Some(identity) = &pending.identity {
+            entry.identity = Some(identity.name.clone());
+            entry.team = Some(identity.team.clone());
+        }
         let (journal, history, turns) = match parts.loaded {
             Some(loaded) => {
                 restore(&catalog, &loaded.facts, &mut settings, &mut mode);
+                entry.started_at.clone_from(&loaded.history.started_at);
+                entry.title.clone_from(&loaded.facts.title);
+                entry.thread_id.clone_from(&loaded.facts.thread_id);
+                entry.status = Status::Idle;
                 (Some(loaded.journal), Some(loaded.history), loaded.facts.turns)
             }
             None => (parts.journal, None, 0),
         };
+        // Indexed only when it is kept: a session without a journal could not be loaded.
+        let tracked = journal
+            .as_ref()
+            .and(self.options.durability.as_ref())
+            .and_then(|d| d.registry.clone())
+            .map(|writer| Tracked::open(writer, entry));
         let modes = SessionModeState::new(
             mode.id(),
             Mode::ALL
@@ -458,6 +484,7 @@ impl Store {
                 mode,
                 turns,
                 journal: journal.map(Rc::new),
+                registry: tracked,
                 state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
                 turn_timeout: self.options.turn_timeout,
             },
@@ -475,18 +502,7 @@ impl Store {
         if pending.reply.replays()
             && let Some(history) = &history
         {
-            // Before the answer, as ACP asks: the editor shows the history, then the session.
-            let updates = journal::updates(history, shows_notices);
-            tracing::info!(session = %session_id, updates = updates.len(), "replaying the session's history");
-            for update in updates {
-                if cx
-                    .send_notification(SessionNotification::new(session_id.clone(), update))
-                    .is_err()
-                {
-                    break;
-                }
-                self.options.output_flow.sent();
-            }
+            self.replay(&cx, &session_id, history, shows_notices);
         }
         pending.reply.ok(session_id.clone(), modes, options);
         // After the response: the client learns the session id from it.
@@ -500,6 +516,28 @@ impl Store {
             if let Err(e) = cx.send_notification(SessionNotification::new(session_id, update)) {
                 tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
             }
+        }
+    }
+
+    /// Shows a loaded session's history again, before the answer, as ACP asks: the editor
+    /// shows the history, then the session.
+    fn replay(
+        &self,
+        cx: &ConnectionTo<Client>,
+        id: &SessionId,
+        history: &journal::History,
+        shows_notices: bool,
+    ) {
+        let updates = journal::updates(history, shows_notices);
+        tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
+        for update in updates {
+            if cx
+                .send_notification(SessionNotification::new(id.clone(), update))
+                .is_err()
+            {
+                break;
+            }
+            self.options.output_flow.sent();
         }
     }
 
@@ -528,10 +566,17 @@ impl Store {
     }
 
     /// `session/list`: the sessions kept, newest first.
-    #[allow(clippy::unused_self)] // Until the registry lands in the next change.
     fn list_sessions(&self, req: ListSessionsRequest, responder: Responder<ListSessionsResponse>) {
-        drop(req);
-        reply(responder.respond(ListSessionsResponse::new(Vec::new())));
+        let Some(durability) = self.options.durability.clone() else {
+            reply(responder.respond(ListSessionsResponse::new(Vec::new())));
+            return;
+        };
+        tokio::task::spawn_local(async move {
+            match durable::list(&durability, req.cwd, req.cursor).await {
+                Ok(response) => reply(responder.respond(response)),
+                Err(e) => reply(responder.respond_with_error(e)),
+            }
+        });
     }
 }
 

@@ -12,7 +12,9 @@ use std::rc::Rc;
 use crate::plugin::Pipeline;
 use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
+use crate::sessions::registry::Tracked;
 use crate::transport::OutputFlow;
+use agent_client_protocol::schema::MaybeUndefined;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
 #[derive(Debug)]
@@ -22,6 +24,7 @@ pub struct AcpSink {
     pipeline: std::rc::Rc<Pipeline>,
     flow: OutputFlow,
     journal: Option<Rc<Journal>>,
+    registry: Option<Tracked>,
 }
 
 impl AcpSink {
@@ -38,13 +41,15 @@ impl AcpSink {
             pipeline,
             flow,
             journal: None,
+            registry: None,
         }
     }
 
-    /// Also records what it sends in `journal`.
+    /// Also records what it sends in `journal`, and the thread and title in the registry.
     #[must_use]
-    pub fn with_journal(mut self, journal: Option<Rc<Journal>>) -> Self {
+    pub fn with_journal(mut self, journal: Option<Rc<Journal>>, registry: Option<Tracked>) -> Self {
         self.journal = journal;
+        self.registry = registry;
         self
     }
 }
@@ -56,6 +61,11 @@ impl SessionSink for AcpSink {
         };
         if let Some(journal) = &self.journal {
             journal.update(&update);
+        }
+        if let (Some(registry), SessionUpdate::SessionInfoUpdate(info)) = (&self.registry, &update)
+            && let MaybeUndefined::Value(title) = &info.title
+        {
+            registry.title(title.clone());
         }
         match self
             .cx
@@ -72,6 +82,9 @@ impl SessionSink for AcpSink {
     fn thread_started(&self, id: &str) {
         if let Some(journal) = &self.journal {
             journal.thread(id);
+        }
+        if let Some(registry) = &self.registry {
+            registry.thread(id);
         }
     }
 

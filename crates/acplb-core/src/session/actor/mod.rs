@@ -30,8 +30,10 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
 use crate::provider::{ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest};
 use crate::runtime::wire_error::{self, reply};
-use crate::sessions::journal::Journal;
+use crate::sessions::journal::{Journal, first_text_line};
+use crate::sessions::registry::{Status, Tracked};
 use crate::transport::OutputFlow;
+use summary::Summary;
 
 /// What the runtime tells a session.
 #[derive(Debug)]
@@ -111,6 +113,8 @@ pub(crate) struct SessionActor {
     turn_timeout: Option<Duration>,
     /// Where the session is recorded (`None`: it is not kept).
     journal: Option<Rc<Journal>>,
+    /// Its registry entry (`None`: not indexed).
+    registry: Option<Tracked>,
     /// The number of the last turn started (carried on from the journal after a load).
     turns: u64,
     /// acplb's state directory, where the summary goes (`None`: sessions are not kept).
@@ -130,6 +134,7 @@ pub(crate) struct SessionParts {
     /// Turns the session already had (a loaded session goes on counting).
     pub(crate) turns: u64,
     pub(crate) journal: Option<Rc<Journal>>,
+    pub(crate) registry: Option<Tracked>,
     pub(crate) state_dir: Option<std::path::PathBuf>,
     pub(crate) turn_timeout: Option<Duration>,
 }
@@ -151,6 +156,7 @@ impl SessionActor {
             shutting_down: false,
             turn_timeout: parts.turn_timeout,
             journal: parts.journal,
+            registry: parts.registry,
             turns: parts.turns,
             state_dir: parts.state_dir,
             summary_by: None,
@@ -197,8 +203,16 @@ impl SessionActor {
                 () = sleep_until(deadline) => self.on_turn_timeout(),
             }
         }
-        if let Some(deadline) = self.summary_by {
-            self.summarise(deadline).await;
+        let summary = match self.summary_by {
+            Some(deadline) => self.summarise(deadline).await,
+            None => Summary::NotAsked,
+        };
+        if let Some(registry) = &self.registry {
+            registry.released(match (self.summary_by, summary) {
+                (None, _) => Status::Closed,
+                (Some(_), Summary::Missed(_)) => Status::Interrupted,
+                (Some(_), _) => Status::Idle,
+            });
         }
         if let Some(provider) = self.provider.as_mut() {
             provider.shutdown().await;
@@ -260,7 +274,7 @@ impl SessionActor {
             self.pipeline.clone(),
             self.flow.clone(),
         )
-        .with_journal(self.journal.clone())
+        .with_journal(self.journal.clone(), self.registry.clone())
     }
 
     /// Records in the journal, when the session is kept.
@@ -301,6 +315,14 @@ impl SessionActor {
             self.turns += 1;
             let turn_no = self.turns;
             self.record(|j| j.prompt(turn_no, &req.prompt, false));
+            if let Some(registry) = &self.registry {
+                registry.busy(true);
+                if turn_no == 1
+                    && let Some(title) = first_text_line(&req.prompt)
+                {
+                    registry.title(title);
+                }
+            }
             let ctx = PromptContext {
                 session_id: self.id.clone(),
                 cwd: self.cwd.clone(),
@@ -371,6 +393,9 @@ impl SessionActor {
             return;
         };
         cancel.cancel();
+        if let Some(registry) = &self.registry {
+            registry.busy(false);
+        }
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
         let turn = self.turns;
         self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
@@ -393,6 +418,9 @@ impl SessionActor {
         };
         // Ends the watcher of `$/cancel_request` for this turn.
         cancel.cancel();
+        if let Some(registry) = &self.registry {
+            registry.busy(false);
+        }
         // A steered prompt became part of this turn: it ends as the turn does.
         for other in steered {
             steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));

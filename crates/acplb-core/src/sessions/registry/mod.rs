@@ -18,6 +18,7 @@ mod file;
 mod listing;
 mod page;
 mod repo;
+mod tracked;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -30,6 +31,7 @@ pub use error::RegistryError;
 pub use listing::{Listed, Listing};
 pub use page::{BadCursor, DEFAULT_PAGE_SIZE, Page, page, sort_newest_first};
 pub use repo::RepoInfo;
+pub use tracked::Tracked;
 pub use writer::{Change, Op, RegistryWriter};
 
 use file::Sessions;

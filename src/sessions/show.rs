@@ -1,0 +1,69 @@
+//! `acplb sessions show ID` and `acplb sessions summary ID`: one kept session as readable text
+//! (the way the editor showed it), and its shutdown summary.
+
+use std::io::Write as _;
+
+use acplb_core::sessions::journal;
+use acplb_core::sessions::state;
+use anyhow::{Context as _, bail};
+use clap::Args;
+
+/// The session to show.
+#[derive(Debug, Args)]
+pub(crate) struct IdArgs {
+    /// The session id (as `acplb sessions list` shows it).
+    pub(crate) id: String,
+}
+
+pub(crate) const SHOW_HELP: &str = "\
+Prints each prompt (`> `), the agent's text, `(thinking)` for its reasoning, each tool call
+(`⏺ title [kind]`, then the end of its output and its final status), plans, and how each turn
+ended. A turn cut short by a crash ends `interrupted`.";
+
+/// `sessions show`.
+pub(crate) fn show(args: &IdArgs) -> anyhow::Result<bool> {
+    let state = super::state_dir()?;
+    let history = history(&state, &args.id)?;
+    for skipped in &history.skipped {
+        super::warn(&format!("journal of {}: skipped {skipped}", args.id));
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(journal::render(&history).as_bytes())
+        .context("writing to stdout")?;
+    Ok(true)
+}
+
+/// `sessions summary`.
+pub(crate) fn summary(args: &IdArgs) -> anyhow::Result<bool> {
+    let state = super::state_dir()?;
+    // The session must exist; then its summary may or may not.
+    history(&state, &args.id)?;
+    let path = state::summary_path(&state, &args.id);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            std::io::stdout()
+                .lock()
+                .write_all(text.as_bytes())
+                .context("writing to stdout")?;
+            Ok(true)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!(
+            "session {} has no summary: summaries are written when acplb shuts down with the \
+             `session-summary` plugin in composer.toml",
+            args.id
+        ),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+fn history(state: &std::path::Path, id: &str) -> anyhow::Result<journal::History> {
+    state::check_session_id(id)?;
+    let path = state::journal_path(state, id);
+    if !state.exists() {
+        bail!(
+            "no sessions yet: the state directory {} does not exist",
+            state.display()
+        );
+    }
+    Ok(journal::read(id, &path)?)
+}
