@@ -32,6 +32,11 @@ impl Bridge {
             .args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))
             .env("RUST_LOG", "off")
+            // Sessions kept out of the user's state directory (and measured with their journal).
+            .env(
+                "ACPLB_STATE_DIR",
+                std::env::temp_dir().join("acplb-bench-bridge-state"),
+            )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

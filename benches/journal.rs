@@ -5,7 +5,8 @@
 //! - `session/load` of a session with 10,000 updates, end to end on the real binary: launch,
 //!   `initialize`, then `session/load` until its answer, every replayed update read by the
 //!   client first (no Codex is involved: the thread is resumed at the first prompt);
-//! - reading and replaying the same journal in process, without the wire.
+//! - reading and replaying the same journal in process, without the wire;
+//! - `session/list` over 1,000 kept sessions, end to end (request → first page answered).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -178,6 +179,69 @@ fn end_to_end_load() {
     report("launch → initialize → session/load answered", totals);
 }
 
+/// Writes 1,000 registry entries over 10 identities.
+fn write_registry(state: &Path) {
+    use acplb_core::sessions::registry::{Entry, Registry, registry_key};
+    let registry = Registry::new(state);
+    let start = std::time::SystemTime::now();
+    for n in 0..1000u64 {
+        let mut entry = Entry::new(format!("s-{n:04}"), "/tmp", start + Duration::from_millis(n));
+        entry.identity = Some(format!("agent{}", n % 10));
+        entry.team = Some("bench".into());
+        entry.title = Some(format!("session {n}"));
+        let key = registry_key(entry.identity.as_deref(), entry.team.as_deref());
+        registry
+            .update(&key, &entry.session_id.clone(), |_| Some(entry.clone()))
+            .unwrap();
+    }
+}
+
+fn end_to_end_list() {
+    let dir = tempfile::tempdir().unwrap();
+    write_registry(dir.path());
+    let mut samples = Vec::new();
+    let mut count = 0;
+    for _ in 0..15 {
+        let mut child = Command::new(ACPLB)
+            .env("ACPLB_STATE_DIR", dir.path())
+            .env("ACPLB_CODEX", "/nonexistent/codex")
+            .env("RUST_LOG", "off")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let stdin = child.stdin.as_mut().unwrap();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1}}}}"#
+        )
+        .unwrap();
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        let start = Instant::now();
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":1,"method":"session/list","params":{{}}}}"#
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        line.clear();
+        out.read_line(&mut line).unwrap();
+        samples.push(start.elapsed());
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        count = v["result"]["sessions"].as_array().map_or(0, Vec::len);
+        assert!(v["result"]["nextCursor"].is_string(), "{line}");
+        drop(child.stdin.take());
+        child.wait().unwrap();
+    }
+    report(
+        &format!("session/list over 1,000 sessions (first page of {count})"),
+        samples,
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -185,4 +249,5 @@ fn main() {
     hot_path();
     in_process_load();
     end_to_end_load();
+    end_to_end_list();
 }

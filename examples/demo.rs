@@ -169,6 +169,22 @@ impl Screen {
     }
 }
 
+/// acplb on the demo's Codex; its session is kept with the throwaway Codex home, not among the
+/// user's sessions.
+fn start_acplb(acplb: &std::path::Path, env: &CodexTestEnv) -> anyhow::Result<tokio::process::Child> {
+    tokio::process::Command::new(acplb)
+        .args(["-c", "features.unbounded_connection_retries=false"])
+        .envs(env.env_vars())
+        .env("ACPLB_CODEX", env.codex_path())
+        .env("ACPLB_STATE_DIR", env.root().join("acplb-state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("starting {}", acplb.display()))
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let acplb = acplb_binary(
@@ -184,16 +200,7 @@ async fn main() -> anyhow::Result<()> {
         mock.base_url(),
         env.workspace().display()
     );
-    let mut child = tokio::process::Command::new(&acplb)
-        .args(["-c", "features.unbounded_connection_retries=false"])
-        .envs(env.env_vars())
-        .env("ACPLB_CODEX", env.codex_path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("starting {}", acplb.display()))?;
+    let mut child = start_acplb(&acplb, &env)?;
     let transport = ByteStreams::new(
         child.stdin.take().context("stdin")?.compat_write(),
         child.stdout.take().context("stdout")?.compat(),

@@ -76,6 +76,8 @@ impl Launcher {
             AgentKind::Acplb { transport } => {
                 let mut cmd = Command::new(&self.acplb);
                 cmd.env("ACPLB_CODEX", &self.codex)
+                    // Its sessions are kept beside this run's workspace, not in the user's state.
+                    .env("ACPLB_STATE_DIR", self.workspace.with_file_name("acplb-state"))
                     .env_remove("ACPLB_TRANSPORT")
                     .env_remove("RUST_LOG");
                 if let Some(t) = transport {

@@ -652,3 +652,39 @@ async fn closing_a_session_releases_its_team_identity() {
     assert_eq!(entry["status"], "closed");
     assert_eq!(entry["identity"], "arch-ctm");
 }
+
+#[test]
+fn the_sessions_command_says_why_it_cannot_show_a_session() {
+    let root = tempfile::tempdir().unwrap();
+    let state = root.path().join("state");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
+            .arg("sessions")
+            .args(args)
+            .env("ACPLB_STATE_DIR", &state)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "an error: {args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let e = run(&["show", "0b6a3f0e-0000-4000-8000-000000000000"]);
+    assert!(e.contains("no sessions yet: the state directory"), "{e}");
+    std::fs::create_dir_all(state.join("sessions/damaged-1")).unwrap();
+    let e = run(&["show", "0b6a3f0e-0000-4000-8000-000000000000"]);
+    assert!(
+        e.contains("no session `0b6a3f0e-0000-4000-8000-000000000000` is kept here"),
+        "{e}"
+    );
+    let e = run(&["show", "../../etc/passwd"]);
+    assert!(e.contains("is not a session id acplb hands out"), "{e}");
+    std::fs::write(
+        state.join("sessions/damaged-1/journal.jsonl"),
+        "\u{0}\u{1}binary\n",
+    )
+    .unwrap();
+    let e = run(&["show", "damaged-1"]);
+    assert!(e.contains("is not an acplb session journal"), "{e}");
+    let e = run(&["summary", "damaged-1"]);
+    assert!(e.contains("is not an acplb session journal"), "{e}");
+}
