@@ -66,6 +66,13 @@ impl Live {
         self.updates.clear();
     }
 
+    /// A second acplb started as this one was (same Codex, mock model, home and state
+    /// directory), beside it.
+    pub fn another(&self) -> Acplb {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        Acplb::spawn(&args, &self.vars, &self.env.workspace())
+    }
+
     /// acplb's state directory in this test (under its own home).
     pub fn state_dir(&self) -> PathBuf {
         self.env.root().join(".local/state/acplb")

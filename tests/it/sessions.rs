@@ -688,3 +688,62 @@ fn the_sessions_command_says_why_it_cannot_show_a_session() {
     let e = run(&["summary", "damaged-1"]);
     assert!(e.contains("is not an acplb session journal"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_open_in_another_acplb_is_not_opened_twice() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let mut other = live.another();
+    let updates = live.updates.clone();
+    let other_updates = crate::harness::Updates::default();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<SessionId>();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<()>();
+    let ws2 = ws.clone();
+    // acplb A holds the session until B has tried, then closes it.
+    let a = live.acplb.client(&updates, async |cx| {
+        let (_, s) = open_session(&cx, &ws).await?;
+        prompt(&cx, &s.session_id, "scenario:plain hello").await?;
+        tx.send(s.session_id.clone()).unwrap();
+        done_rx.recv().await;
+        cx.send_request(CloseSessionRequest::new(s.session_id.clone()))
+            .block_task()
+            .await?;
+        Ok(())
+    });
+    let b = other.client(&other_updates, async |cx| {
+        initialize(&cx).await?;
+        let id = rx.recv().await.unwrap();
+        // A's entry was written when its session opened, long before its first turn ended.
+        let refused = cx
+            .send_request(LoadSessionRequest::new(id.clone(), &ws2))
+            .block_task()
+            .await
+            .err()
+            .map(|e| e.message);
+        done_tx.send(()).unwrap();
+        // Once A closed it, B may have it.
+        let mut loaded = false;
+        for _ in 0..100 {
+            if cx
+                .send_request(LoadSessionRequest::new(id.clone(), &ws2))
+                .block_task()
+                .await
+                .is_ok()
+            {
+                loaded = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok((refused, loaded))
+    });
+    let (a, b) = tokio::join!(a, b);
+    a.unwrap();
+    let (refused, loaded) = b.unwrap();
+    let refused = refused.expect("B was refused while A had the session open");
+    assert!(
+        refused.contains("is open in another acplb (process "),
+        "{refused}"
+    );
+    assert!(loaded, "B loads it once A closed it");
+}

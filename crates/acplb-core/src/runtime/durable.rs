@@ -75,6 +75,7 @@ pub(super) async fn load(durability: &Durability, id: &str) -> Result<Loaded, Er
 }
 
 fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
+    refuse_if_held_elsewhere(state, id)?;
     let path = state::journal_path(state, id);
     let mut history = journal::read(id, &path).map_err(|e| match e {
         JournalError::Missing { .. } => wire_error::invalid_params(format!(
@@ -113,6 +114,28 @@ fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
         journal,
         context,
     })
+}
+
+/// A session another live acplb has open is not opened here too: two processes would append
+/// to one journal and drive one Codex thread from two places.
+fn refuse_if_held_elsewhere(state: &Path, id: &str) -> Result<(), Error> {
+    let found = match Registry::new(state).find(id) {
+        Ok(found) => found,
+        Err(e) => {
+            // The journal is the record; an unreadable index does not keep a session closed.
+            tracing::warn!(session = %id, error = %e, "cannot read the session registry; opening anyway");
+            return Ok(());
+        }
+    };
+    match found {
+        Some(listed) if listed.entry.is_held() && listed.entry.pid != Some(std::process::id()) => {
+            let pid = listed.entry.pid.unwrap_or_default();
+            Err(wire_error::invalid_params(format!(
+                "session `{id}` is open in another acplb (process {pid}); close it there first (session/close, or quit that editor)"
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
