@@ -173,3 +173,53 @@ pub(super) async fn list(
     read.await
         .map_err(|e| wire_error::internal(&format!("listing sessions failed: {e}")))?
 }
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol::v1::schema::ContentBlock;
+
+    use super::*;
+
+    const ID: &str = "0b6a3f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+
+    fn session(state: &Path) {
+        let j = Journal::create(state, ID, Path::new("/w"), u64::MAX).unwrap();
+        j.prompt(1, &[ContentBlock::from("remember the pelican")], false);
+        j.turn_end(1, "end_turn", None);
+    }
+
+    #[test]
+    fn a_thread_that_must_start_over_gets_the_summary_else_a_digest() {
+        let dir = tempfile::tempdir().unwrap();
+        session(dir.path());
+        let loaded = load_blocking(dir.path(), ID, u64::MAX).unwrap();
+        let digest = loaded.context.unwrap();
+        assert!(digest.contains("User: remember the pelican"), "{digest}");
+        std::fs::write(
+            state::summary_path(dir.path(), ID),
+            "We talked about a pelican.\n",
+        )
+        .unwrap();
+        let loaded = load_blocking(dir.path(), ID, u64::MAX).unwrap();
+        let summary = loaded.context.unwrap();
+        assert!(
+            summary.ends_with("Its summary:\n\nWe talked about a pelican."),
+            "{summary}"
+        );
+        assert_eq!(loaded.facts.turns, 1);
+    }
+
+    #[test]
+    fn an_unknown_session_names_where_acplb_looked() {
+        let dir = tempfile::tempdir().unwrap();
+        let Err(e) = load_blocking(dir.path(), ID, u64::MAX) else {
+            panic!("loaded a session that does not exist");
+        };
+        assert!(
+            e.message
+                .contains("acplb keeps no session of that id (looked in "),
+            "{}",
+            e.message
+        );
+    }
+}
