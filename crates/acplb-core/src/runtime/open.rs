@@ -1,21 +1,30 @@
 //! How a session opens: new (`session/new`), loaded with its history replayed
-//! (`session/load`) or resumed without it (`session/resume`). The provider side and any file
-//! work happen off the loop; the session starts, and the request is answered, once they are done.
+//! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports,
+//! already open), its plugins, then its journal and provider side off the loop; the session's
+//! actor starts, its registry entry is written and the request answered once they are done.
 
+use std::path::Path;
 use std::rc::Rc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    LoadSessionResponse, NewSessionResponse, ResumeSessionResponse, SessionConfigOption, SessionId,
-    SessionModeState,
+    AvailableCommandsUpdate, ContentBlock, ContentChunk, LoadSessionResponse, McpServer, NewSessionResponse,
+    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionMode,
+    SessionModeState, SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
+use tokio::sync::mpsc::unbounded_channel;
 
-use super::durable::Loaded;
-use super::wire_error::reply;
-use crate::plugin::{Pipeline, SessionNotice};
-use crate::provider::ProviderSession;
-use crate::sessions::journal::Journal;
+use super::durable::{self, Loaded};
+use super::store::{SessionHandle, Store};
+use super::wire_error::{self, reply};
+use crate::permission::Mode;
+use crate::plugin::{Pipeline, SessionNotice, SessionStart};
+use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
+use crate::session::options::OptionCatalog;
+use crate::session::{SessionActor, SessionParts};
+use crate::sessions::journal::{self, Facts, Journal};
+use crate::sessions::registry::{Entry, Status, Tracked};
 
 /// The request a session is opened for, and how it is answered.
 #[derive(Debug)]
@@ -79,4 +88,299 @@ pub(super) struct Opened {
     pub(super) session_id: SessionId,
     pub(super) result: Result<OpenedParts, agent_client_protocol::Error>,
     pub(super) pending: PendingSession,
+}
+
+impl Store {
+    /// `session/load` or `session/resume` of a session an earlier process kept.
+    pub(super) fn open_earlier(
+        &mut self,
+        session_id: SessionId,
+        cwd: std::path::PathBuf,
+        mcp_servers: Vec<McpServer>,
+        reply: Reply,
+        cx: ConnectionTo<Client>,
+    ) {
+        if self.options.durability.is_none() {
+            reply.error(wire_error::invalid_params(
+                "this acplb keeps no sessions (it has no state directory: set ACPLB_STATE_DIR or HOME)",
+            ));
+            return;
+        }
+        if self.sessions.contains_key(&session_id) || self.opening.contains_key(&session_id) {
+            reply.error(wire_error::invalid_params(format!(
+                "session `{session_id}` is already open in this acplb; close it first (session/close)"
+            )));
+            return;
+        }
+        self.open(session_id, cwd, mcp_servers, reply, cx);
+    }
+
+    /// Opens a session: checks, its plugins, then its journal and provider side off the loop;
+    /// [`Store::on_opened`] finishes it. A load or resume reads the session's journal first.
+    pub(super) fn open(
+        &mut self,
+        session_id: SessionId,
+        cwd: std::path::PathBuf,
+        mcp_servers: Vec<McpServer>,
+        reply: Reply,
+        cx: ConnectionTo<Client>,
+    ) {
+        if let Err(message) = check_cwd(&cwd) {
+            reply.error(wire_error::invalid_params(message));
+            return;
+        }
+        if let Some(why) = &self.capabilities.refuses_sse_mcp
+            && let Some(name) = mcp_servers.iter().find_map(|s| match s {
+                McpServer::Sse(sse) => Some(sse.name.clone()),
+                _ => None,
+            })
+        {
+            let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
+            reply.error(wire_error::invalid_params(msg));
+            return;
+        }
+        let mut start = SessionStart {
+            session_id: session_id.to_string(),
+            cwd: cwd.clone(),
+            mcp_servers,
+            env: Vec::new(),
+            developer_instructions: Vec::new(),
+            identity: None,
+        };
+        let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
+            Ok(p) => (Rc::new(p.pipeline), p.notices),
+            Err(e) => {
+                reply.error(wire_error::composer(&e));
+                return;
+            }
+        };
+        if let Err(e) = pipeline.on_session_start(&mut start) {
+            reply.error(wire_error::plugin(&e));
+            return;
+        }
+        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
+        let earlier = !matches!(reply, Reply::New(_));
+        let mut setup = SessionSetup {
+            session_id: start.session_id,
+            cwd: start.cwd,
+            mcp_servers: start.mcp_servers,
+            env: start.env,
+            developer_instructions: start.developer_instructions,
+            client_shows_notices: shows_notices,
+            resume: None,
+        };
+        let pending = PendingSession {
+            cwd,
+            pipeline,
+            notices,
+            reply,
+            cx,
+            identity: start.identity,
+        };
+        // Opening may wait (files, never a child being ready); the store goes on meanwhile.
+        let provider = self.provider.clone();
+        let durability = self.options.durability.clone();
+        let done = self.opened_tx.clone();
+        let opening_id = session_id.clone();
+        let opening = tokio::task::spawn_local(async move {
+            let result = async {
+                let (journal, loaded) = match (&durability, earlier) {
+                    (Some(d), true) => (None, Some(durable::load(d, &setup.session_id).await?)),
+                    (Some(d), false) => (durable::create(d, &setup.session_id, &setup.cwd).await, None),
+                    (None, _) => (None, None),
+                };
+                if let Some(loaded) = &loaded {
+                    setup.resume = Some(Resume {
+                        thread_id: loaded.facts.thread_id.clone(),
+                        context: loaded.context.clone(),
+                    });
+                }
+                let provider = provider.open_session(setup).await.map_err(|e| {
+                    tracing::warn!(error = %e, "the provider could not open the session");
+                    wire_error::provider(&e)
+                })?;
+                Ok(OpenedParts {
+                    provider,
+                    journal,
+                    loaded,
+                })
+            }
+            .await;
+            let sent = done.send(Opened {
+                session_id,
+                result,
+                pending,
+            });
+            if sent.is_err() {
+                // The store is gone only when acplb stops; the session is then moot.
+                tracing::debug!("a session opened after acplb began to stop; dropped");
+            }
+        });
+        self.opening.insert(opening_id, opening);
+    }
+
+    /// The provider side of a session is open: start its actor, replay its history (a load),
+    /// answer the request.
+    pub(super) fn on_opened(&mut self, opened: Opened) {
+        let Opened {
+            session_id,
+            result,
+            pending,
+        } = opened;
+        self.opening.remove(&session_id);
+        let parts = match result {
+            Ok(p) => p,
+            Err(e) => {
+                pending.reply.error(e);
+                return;
+            }
+        };
+        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
+        let catalog = Rc::new(self.capabilities.catalog.clone());
+        let mut settings = SessionSettings::default();
+        let mut mode = Mode::default();
+        let mut entry = Entry::new(
+            session_id.to_string(),
+            pending.cwd.clone(),
+            std::time::SystemTime::now(),
+        );
+        if let Some(identity) = &pending.identity {
+            entry.identity = Some(identity.name.clone());
+            entry.team = Some(identity.team.clone());
+        }
+        let (journal, history, turns) = match parts.loaded {
+            Some(loaded) => {
+                restore(&catalog, &loaded.facts, &mut settings, &mut mode);
+                entry.started_at.clone_from(&loaded.history.started_at);
+                entry.title.clone_from(&loaded.facts.title);
+                entry.thread_id.clone_from(&loaded.facts.thread_id);
+                entry.status = Status::Idle;
+                (Some(loaded.journal), Some(loaded.history), loaded.facts.turns)
+            }
+            None => (parts.journal, None, 0),
+        };
+        // Indexed only when it is kept: a session without a journal could not be loaded.
+        let tracked = journal
+            .as_ref()
+            .and(self.options.durability.as_ref())
+            .and_then(|d| d.registry.clone())
+            .map(|writer| Tracked::open(writer, entry));
+        let modes = SessionModeState::new(
+            mode.id(),
+            Mode::ALL
+                .iter()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(catalog.mode_description(*m)))
+                .collect::<Vec<_>>(),
+        );
+        let options = catalog.options(&settings, mode);
+        let (tx, rx) = unbounded_channel();
+        let cx = pending.cx.clone();
+        let summarises = pending.pipeline.summary_prompt().is_some();
+        let actor = SessionActor::new(
+            session_id.clone(),
+            pending.cx,
+            SessionParts {
+                cwd: pending.cwd.clone(),
+                provider: parts.provider,
+                catalog,
+                pipeline: pending.pipeline,
+                settings,
+                mode,
+                turns,
+                journal: journal.map(Rc::new),
+                registry: tracked,
+                state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
+                turn_timeout: self.options.turn_timeout,
+            },
+        )
+        .with_output_flow(self.options.output_flow.clone());
+        let task = tokio::task::spawn_local(actor.run(rx));
+        let how = match pending.reply {
+            Reply::New(_) => "session created",
+            Reply::Load(_) => "session loaded",
+            Reply::Resume(_) => "session resumed",
+        };
+        tracing::info!(session = %session_id, cwd = %pending.cwd.display(), "{how}");
+        self.sessions
+            .insert(session_id.clone(), SessionHandle { tx, task, summarises });
+        if pending.reply.replays()
+            && let Some(history) = &history
+        {
+            self.replay(&cx, &session_id, history, shows_notices);
+        }
+        pending.reply.ok(session_id.clone(), modes, options);
+        // After the response: the client learns the session id from it.
+        for notice in pending.notices {
+            send_notice(&cx, &session_id, notice, shows_notices);
+        }
+        if !self.capabilities.commands.is_empty() {
+            let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
+                self.capabilities.commands.clone(),
+            ));
+            if let Err(e) = cx.send_notification(SessionNotification::new(session_id, update)) {
+                tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
+            }
+        }
+    }
+
+    /// Shows a loaded session's history again, before the answer, as ACP asks: the editor
+    /// shows the history, then the session.
+    fn replay(
+        &self,
+        cx: &ConnectionTo<Client>,
+        id: &SessionId,
+        history: &journal::History,
+        shows_notices: bool,
+    ) {
+        let updates = journal::updates(history, shows_notices);
+        tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
+        for update in updates {
+            if cx
+                .send_notification(SessionNotification::new(id.clone(), update))
+                .is_err()
+            {
+                break;
+            }
+            self.options.output_flow.sent();
+        }
+    }
+}
+
+/// Applies what the journal says the session was set to.
+fn restore(catalog: &OptionCatalog, facts: &Facts, settings: &mut SessionSettings, mode: &mut Mode) {
+    for (id, value) in &facts.settings {
+        if let Err(e) = catalog.apply(settings, mode, id, value) {
+            tracing::warn!(option = %id, error = %e, "a saved setting no longer applies; left as it is");
+        }
+    }
+}
+
+/// Tells the user something about their new session: a `notice` update when the client shows
+/// them, else an agent message (which every editor shows).
+fn send_notice(
+    cx: &ConnectionTo<Client>,
+    session_id: &SessionId,
+    notice: SessionNotice,
+    shows_notices: bool,
+) {
+    let update = if shows_notices {
+        SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, notice.title).description(notice.detail))
+    } else {
+        let text = format!("{}.\n\n{}\n\n", notice.title, notice.detail);
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
+    };
+    if let Err(e) = cx.send_notification(SessionNotification::new(session_id.clone(), update)) {
+        tracing::debug!(error = %e, "dropping a notice: the client connection is closed");
+    }
+}
+
+fn check_cwd(cwd: &Path) -> Result<(), String> {
+    if !cwd.is_absolute() {
+        return Err(format!("cwd `{}` must be an absolute path", cwd.display()));
+    }
+    match std::fs::metadata(cwd) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(format!("cwd `{}` is not a directory", cwd.display())),
+        Err(e) => Err(format!("cwd `{}` is not accessible: {e}", cwd.display())),
+    }
 }

@@ -1,0 +1,102 @@
+//! How a turn ends: the prompt (and any prompt steered into it) answered, the journal's turn
+//! end, the registry's status, the plugins told.
+
+use agent_client_protocol::v1::schema::{PromptResponse, StopReason, Usage};
+
+use super::{Running, SessionActor, steer};
+use crate::error::ProviderError;
+use crate::provider::TurnOutcome;
+use crate::runtime::wire_error::{self, reply};
+
+impl SessionActor {
+    /// A required plugin refused the prompt: answer with its error; no turn ran.
+    pub(super) fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
+        let Some(Running {
+            responder,
+            cancel,
+            steered,
+            ..
+        }) = self.running.take()
+        else {
+            return;
+        };
+        cancel.cancel();
+        if let Some(registry) = &self.registry {
+            registry.busy(false);
+        }
+        tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
+        let turn = self.turns;
+        self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
+        for responder in steered {
+            reply(responder.respond_with_error(error.clone()));
+        }
+        reply(responder.respond_with_error(error));
+    }
+
+    pub(super) fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
+        let Some(Running {
+            responder,
+            cancel,
+            timed_out,
+            steered,
+            ..
+        }) = self.running.take()
+        else {
+            return;
+        };
+        // Ends the watcher of `$/cancel_request` for this turn.
+        cancel.cancel();
+        if let Some(registry) = &self.registry {
+            registry.busy(false);
+        }
+        // A steered prompt became part of this turn: it ends as the turn does.
+        for other in steered {
+            steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));
+        }
+        let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
+        if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
+            tracing::info!(session = %self.id, "turn stopped at the time limit");
+            let turn = self.turns;
+            let why = format!(
+                "the turn hit the time limit of {}",
+                humantime::format_duration(limit)
+            );
+            self.record(|j| j.turn_end(turn, "timeout", Some(why)));
+            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+            self.pipeline.on_turn_finished(&self.id);
+            return;
+        }
+        let turn = self.turns;
+        match &result {
+            Ok(outcome) => self.record(|j| j.turn_end(turn, &stop_name(outcome.stop_reason), None)),
+            Err(e) => self.record(|j| j.turn_end(turn, "error", Some(e.to_string()))),
+        }
+        match result {
+            Ok(outcome) => {
+                tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");
+                let mut response = PromptResponse::new(outcome.stop_reason);
+                if let Some(u) = outcome.usage {
+                    response = response.usage(
+                        Usage::new(u.input_tokens + u.output_tokens, u.input_tokens, u.output_tokens)
+                            .thought_tokens(u.reasoning_output_tokens)
+                            .cached_read_tokens(u.cached_input_tokens),
+                    );
+                }
+                reply(responder.respond(response));
+            }
+            Err(e) => {
+                tracing::info!(session = %self.id, error = %e, "turn failed");
+                reply(responder.respond_with_error(wire_error::provider(&e)));
+            }
+        }
+        self.pipeline.on_turn_finished(&self.id);
+    }
+}
+
+/// A stop reason as the journal writes it (its wire name).
+fn stop_name(stop: StopReason) -> String {
+    match serde_json::to_value(stop) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => format!("{stop:?}"),
+    }
+}
