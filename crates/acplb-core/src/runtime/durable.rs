@@ -39,22 +39,11 @@ pub(super) struct Loaded {
 }
 
 /// Creates a new session's journal; a failure is logged and the session goes on without one.
-pub(super) async fn create(durability: &Durability, session_id: &str, cwd: &Path) -> Option<Journal> {
-    let (state, id, cwd, limit) = (
-        durability.state_dir.clone(),
-        session_id.to_owned(),
-        cwd.to_owned(),
-        durability.journal_limit,
-    );
-    let made = tokio::task::spawn_blocking(move || Journal::create(&state, &id, &cwd, limit)).await;
-    match made {
-        Ok(Ok(journal)) => Some(journal),
-        Ok(Err(e)) => {
-            tracing::warn!(session = %session_id, error = %e, "cannot create the session journal; this session will not be kept");
-            None
-        }
+pub(super) fn create(durability: &Durability, session_id: &str, cwd: &Path) -> Option<Journal> {
+    match Journal::create(&durability.state_dir, session_id, cwd, durability.journal_limit) {
+        Ok(journal) => Some(journal),
         Err(e) => {
-            tracing::warn!(session = %session_id, error = %e, "creating the session journal failed");
+            tracing::warn!(session = %session_id, error = %e, "cannot create the session journal; this session will not be kept");
             None
         }
     }

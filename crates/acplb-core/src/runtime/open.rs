@@ -182,12 +182,18 @@ impl Store {
         let durability = self.options.durability.clone();
         let done = self.opened_tx.clone();
         let opening_id = session_id.clone();
+        // A new session's journal is created here, before anything yields: a client that sends
+        // `session/new` and hangs up at once still gets its answer (ADR 0012: a folder and a
+        // file created on a local disk take microseconds, like each journal line).
+        let created = match (&durability, earlier) {
+            (Some(d), false) => durable::create(d, &setup.session_id, &setup.cwd),
+            _ => None,
+        };
         let opening = tokio::task::spawn_local(async move {
             let result = async {
                 let (journal, loaded) = match (&durability, earlier) {
                     (Some(d), true) => (None, Some(durable::load(d, &setup.session_id).await?)),
-                    (Some(d), false) => (durable::create(d, &setup.session_id, &setup.cwd).await, None),
-                    (None, _) => (None, None),
+                    _ => (created, None),
                 };
                 if let Some(loaded) = &loaded {
                     setup.resume = Some(Resume {
