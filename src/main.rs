@@ -12,6 +12,7 @@ mod doctor;
 mod mcp;
 mod mcp_launch;
 mod pipelines;
+mod queue;
 mod serve;
 mod sessions;
 mod settings;
@@ -55,6 +56,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Trust(ref args)) => trust::trust(args),
         Some(cli::Command::Untrust { ref dir }) => trust::untrust(dir),
         Some(cli::Command::Sessions(ref command)) => sessions::run(command),
+        Some(cli::Command::Queue(ref command)) => queue::run(command),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -67,7 +67,7 @@ pub(crate) fn run(command: &SessionsCommand) -> anyhow::Result<bool> {
 }
 
 /// The state directory of this environment.
-fn state_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn state_dir() -> anyhow::Result<PathBuf> {
     match acplb_core::sessions::state::state_dir_from_env() {
         Some(dir) => Ok(dir),
         None => bail!("no state directory: set ACPLB_STATE_DIR, XDG_STATE_HOME or HOME"),
@@ -82,7 +82,7 @@ fn warn(text: &str) {
 
 /// How long ago `then` was, in its largest unit: `5m ago`, `3days ago`; `just now` under a
 /// second (or in the future), `?` when unknown.
-fn ago(now: SystemTime, then: Option<SystemTime>) -> String {
+pub(crate) fn ago(now: SystemTime, then: Option<SystemTime>) -> String {
     let Some(then) = then else {
         return "?".to_owned();
     };

@@ -23,5 +23,6 @@ mod hostile;
 mod lifecycle;
 mod live;
 mod protocol;
+mod queue_cli;
 mod sessions;
 mod sessions_cli;
