@@ -128,7 +128,9 @@ pub(crate) enum Command {
     #[command(subcommand, after_help = crate::sessions::HELP)]
     Sessions(crate::sessions::SessionsCommand),
     /// Send a message to a session or a worker through its input queue, or list what waits.
-    #[command(subcommand, after_help = crate::queue::HELP)]
+    /// Hidden until something delivers them: the worker daemon (`acplb worker`) is not built
+    /// yet, and sessions do not read their queue yet.
+    #[command(subcommand, hide = true, after_help = crate::queue::HELP)]
     Queue(crate::queue::QueueCommand),
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
@@ -254,8 +256,7 @@ Examples:
   acplb -c 'model=\"gpt-5.5\"'    pass a config override to Codex
   acplb doctor                  check the Codex installation and login
   acplb config check            show the plugin pipeline and where each value comes from
-  acplb sessions list           the sessions acplb keeps, newest first
-  acplb queue send bob@core MSG send a message to a session or worker";
+  acplb sessions list           the sessions acplb keeps, newest first";
 
 const TRUST_HELP: &str = "\
 A composer.toml inside a workspace is repository content: acplb ignores it (and tells the

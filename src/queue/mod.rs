@@ -29,8 +29,9 @@ Queues are kept in the state directory ($ACPLB_STATE_DIR, else $XDG_STATE_HOME/a
 delivered, <id>.bad a damaged file set aside. Any program may drop a message there: write
 {\"id\", \"from\", \"text\", \"sentAt\"} to a temporary name in that folder, then rename it.
 
-Delivery: a message is claimed by exactly one consumer (a rename), delivered when the session
-is idle, and deleted only after delivery: at least once, never twice at the same time. A
+Delivery (by the coming worker daemon and sessions; nothing reads these queues yet): a message
+is claimed by exactly one consumer (a rename), delivered when the session is idle, and deleted
+only after delivery: at least once, never twice at the same time. A
 consumer that dies mid-delivery leaves a claim that is put back later, so such a message may
 arrive twice."
     };
