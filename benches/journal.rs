@@ -115,9 +115,8 @@ fn in_process_load() {
     report(&format!("read + replay in process ({count} updates)"), samples);
 }
 
-/// Launch → `initialize` → `session/load` answered, counting the updates before the answer.
-fn load_once(state: &Path, cwd: &Path) -> (Duration, Duration, usize) {
-    let started = Instant::now();
+/// acplb on `state` (no Codex), `initialize` answered.
+fn initialized(state: &Path) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
     let mut child = Command::new(ACPLB)
         .env("ACPLB_STATE_DIR", state)
         .env("ACPLB_CODEX", "/nonexistent/codex")
@@ -136,6 +135,15 @@ fn load_once(state: &Path, cwd: &Path) -> (Duration, Duration, usize) {
     .unwrap();
     let mut line = String::new();
     out.read_line(&mut line).unwrap();
+    (child, out)
+}
+
+/// Launch → `initialize` → `session/load` answered, counting the updates before the answer.
+fn load_once(state: &Path, cwd: &Path) -> (Duration, Duration, usize) {
+    let started = Instant::now();
+    let (mut child, mut out) = initialized(state);
+    let stdin = child.stdin.as_mut().unwrap();
+    let mut line = String::new();
     let load_start = Instant::now();
     let load = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"session/load",
         "params":{"sessionId": ID, "cwd": cwd, "mcpServers": []}});
@@ -202,24 +210,9 @@ fn end_to_end_list() {
     let mut samples = Vec::new();
     let mut count = 0;
     for _ in 0..15 {
-        let mut child = Command::new(ACPLB)
-            .env("ACPLB_STATE_DIR", dir.path())
-            .env("ACPLB_CODEX", "/nonexistent/codex")
-            .env("RUST_LOG", "off")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let (mut child, mut out) = initialized(dir.path());
         let stdin = child.stdin.as_mut().unwrap();
-        writeln!(
-            stdin,
-            r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":1}}}}"#
-        )
-        .unwrap();
         let mut line = String::new();
-        out.read_line(&mut line).unwrap();
         let start = Instant::now();
         writeln!(
             stdin,

@@ -55,7 +55,8 @@ pub(super) fn run(args: &ListArgs) -> anyhow::Result<bool> {
             .iter()
             .map(|m| row(m, "pending", now))
             .chain(claimed.iter().map(|m| row(m, "claimed", now)));
-        table(&mut out, rows)?;
+        let rows: Vec<[String; 5]> = rows.collect();
+        crate::table::write(&mut out, ["ID", "STATE", "SENT", "FROM", "TEXT"], &rows)?;
     }
     Ok(true)
 }
@@ -66,55 +67,6 @@ fn row(m: &Message, state: &str, now: SystemTime) -> [String; 5] {
         state.to_owned(),
         crate::sessions::ago(now, Some(m.sent_at)),
         m.from.clone().unwrap_or_else(|| "-".to_owned()),
-        one_line(&m.text),
+        crate::table::one_line(&m.text, TEXT_WIDTH),
     ]
-}
-
-fn table(out: &mut impl std::io::Write, rows: impl Iterator<Item = [String; 5]>) -> std::io::Result<()> {
-    let header = ["ID", "STATE", "SENT", "FROM", "TEXT"].map(str::to_owned);
-    let rows: Vec<_> = std::iter::once(header).chain(rows).collect();
-    let mut widths = [0usize; 4];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in &rows {
-        let mut line = String::new();
-        for (w, cell) in widths.iter().zip(row) {
-            line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
-        }
-        line.push_str(&row[4]);
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
-}
-
-/// A text on one line, cut to [`TEXT_WIDTH`] characters.
-fn one_line(text: &str) -> String {
-    let flat: String = text
-        .trim()
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= TEXT_WIDTH {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(TEXT_WIDTH - 1).collect();
-    cut.push('…');
-    cut
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn texts_are_one_line_and_cut() {
-        assert_eq!(one_line(" fix\nthe bug\n"), "fix the bug");
-        let long = one_line(&"é".repeat(100));
-        assert_eq!(long.chars().count(), TEXT_WIDTH);
-        assert!(long.ends_with('…'));
-    }
 }

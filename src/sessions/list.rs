@@ -114,54 +114,19 @@ fn table(out: &mut impl std::io::Write, entries: &[Entry], now: SystemTime) -> s
                 e.effective_status().to_string(),
                 super::ago(now, e.last_active_time()),
                 e.cwd.display().to_string(),
-                e.title.as_deref().map(one_line).unwrap_or_default(),
+                e.title
+                    .as_deref()
+                    .map(|t| crate::table::one_line(t, TITLE_WIDTH))
+                    .unwrap_or_default(),
             ]
         })
         .collect();
-    let header = ["ID", "STATUS", "LAST ACTIVE", "CWD", "TITLE"].map(str::to_owned);
-    let mut widths = [0usize; 4];
-    for row in std::iter::once(&header).chain(&rows) {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    for row in std::iter::once(&header).chain(&rows) {
-        let mut line = String::new();
-        for (w, cell) in widths.iter().zip(row) {
-            line.push_str(cell);
-            line.extend(std::iter::repeat_n(' ', w - cell.chars().count() + 2));
-        }
-        line.push_str(&row[4]);
-        writeln!(out, "{}", line.trim_end())?;
-    }
-    Ok(())
-}
-
-/// A title on one line, cut to [`TITLE_WIDTH`] characters.
-fn one_line(title: &str) -> String {
-    let flat: String = title
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    if flat.chars().count() <= TITLE_WIDTH {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(TITLE_WIDTH - 1).collect();
-    cut.push('…');
-    cut
+    crate::table::write(out, ["ID", "STATUS", "LAST ACTIVE", "CWD", "TITLE"], &rows)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn titles_are_one_line_and_cut() {
-        assert_eq!(one_line("fix\nthe bug"), "fix the bug");
-        let long = one_line(&"é".repeat(100));
-        assert_eq!(long.chars().count(), TITLE_WIDTH);
-        assert!(long.ends_with('…'));
-    }
 
     #[test]
     fn relative_dirs_are_resolved_by_name() {
