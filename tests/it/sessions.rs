@@ -31,6 +31,24 @@ async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protoco
     Ok(())
 }
 
+/// Opens a session, sends `text` as its one prompt, hangs up and waits for acplb to exit; the
+/// session's id.
+async fn one_turn_then_exit(live: &mut Live, text: &str) -> SessionId {
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let id = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, text).await?;
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    id
+}
+
 /// Updates as JSON, without the ones acplb sends anew to every opened session.
 fn shown(updates: &[Value]) -> Vec<Value> {
     updates
@@ -210,17 +228,7 @@ async fn after_acplb_was_killed_mid_turn_the_turn_shows_as_interrupted_and_the_s
 async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it() {
     let mut live = Live::start();
     let ws = live.workspace();
-    let updates = live.updates.clone();
-    let id = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:plain first").await?;
-            Ok(s.session_id)
-        })
-        .await
-        .unwrap();
-    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain first").await;
 
     live.respawn();
     let (marker, pid) = (live.codex_marker(), live.acplb.pid);
@@ -285,17 +293,7 @@ async fn resume_goes_on_without_replay_and_close_ends_the_session_but_keeps_it()
 async fn a_session_whose_codex_thread_is_gone_goes_on_from_a_digest() {
     let mut live = Live::start();
     let ws = live.workspace();
-    let updates = live.updates.clone();
-    let id = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, "scenario:plain remember the word pelican").await?;
-            Ok(s.session_id)
-        })
-        .await
-        .unwrap();
-    live.acplb.wait_exit(Duration::from_secs(10)).await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain remember the word pelican").await;
     // Codex's record of its threads, gone (another CODEX_HOME would look the same).
     std::fs::remove_dir_all(live.env.home().join("sessions")).unwrap();
 

@@ -8,5 +8,6 @@
 )]
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+#[path = "../support/child_process.rs"]
 mod child;
 mod race;

@@ -1,32 +1,12 @@
-//! Child processes: the test binary runs itself with `--exact <child test>`; the child test
-//! does its work only when the environment names its role.
+//! What the registry tests' children share: the process helpers (`support/child_process.rs`),
+//! a patient registry, entries at fixed times, a file's version and size.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use acplb_core::sessions::registry::{Entry, Registry};
 
-const INDEX_ENV: &str = "ACPLB_TEST_REGISTRY_CHILD";
-const STATE_ENV: &str = "ACPLB_TEST_REGISTRY_STATE";
-
-/// Starts this test binary running only `test`, as child `index` writing to `state`.
-pub fn spawn(test: &str, index: usize, state: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(INDEX_ENV, index.to_string())
-        .env(STATE_ENV, state)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap()
-}
-
-/// In a child: its index and state dir. `None` in a normal test run.
-pub fn role() -> Option<(usize, PathBuf)> {
-    let index = std::env::var(INDEX_ENV).ok()?.parse().unwrap();
-    Some((index, PathBuf::from(std::env::var_os(STATE_ENV)?)))
-}
+pub use crate::child_process::{role, spawn};
 
 /// A registry whose writers wait long for the lock: these tests count lost updates, and a
 /// slow machine must not turn waiting into failing.

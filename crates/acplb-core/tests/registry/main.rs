@@ -9,6 +9,9 @@
 )]
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+#[path = "../support/child_process.rs"]
+mod child_process;
+
 mod child;
 mod contention;
 mod corrupt;
