@@ -1,3 +1,6 @@
+//! The journal, end to end in a temporary folder: written, read back, repaired, replayed,
+//! digested and shown as text.
+
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 
