@@ -1,0 +1,1 @@
+//! `workers.toml`: the daemon and its agents (filled in next).

@@ -1,0 +1,1 @@
+//! Per-worker log files, rotated by size (filled in next).
