@@ -132,7 +132,7 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// "did you mean `x`? KNOWN_LABEL: a, b, c" for an unknown key.
+/// The hint for an unknown key: a near miss, if any, then `label` and the known keys.
 pub(crate) fn unknown_key_hint(wrong: &str, known: &[&str], label: &str) -> String {
     let list = known.join(", ");
     match closest(wrong, known.iter().copied()) {

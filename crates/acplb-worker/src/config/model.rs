@@ -65,7 +65,7 @@ impl Default for WorkerSettings {
         Self {
             enabled: true,
             log_dir: None,
-            inactivity_timeout: Duration::from_millis(300_000),
+            inactivity_timeout: Duration::from_secs(300),
             health_check_interval: Duration::from_secs(30),
             max_restart_attempts: 3,
             restart_backoff: Duration::from_secs(5),

@@ -39,7 +39,7 @@ pub(crate) fn machine(at: &Located, text: &str, home: Option<&Path>) -> Result<W
     let root = document(
         at,
         text,
-        "see `acplb worker --help` for the format of workers.toml",
+        "fix the TOML syntax of this line (agent names need quotes: `[workers.agents.\"bob@myteam\"]`)",
     )?;
     let mut config = WorkersConfig::default();
     for (key, key_at, v) in entries(&root) {

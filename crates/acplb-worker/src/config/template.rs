@@ -35,7 +35,7 @@ fn pieces(template: &str) -> Vec<Piece<'_>> {
         }
         if tail.starts_with('{')
             && let Some(end) = tail[1..].find(['{', '}'])
-            && tail[1..].as_bytes()[end] == b'}'
+            && tail.as_bytes()[1 + end] == b'}'
         {
             out.push(Piece::Placeholder(&tail[1..=end]));
             rest = &tail[end + 2..];

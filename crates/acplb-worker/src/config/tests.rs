@@ -497,3 +497,32 @@ fn repository_tables_for_other_agents_are_ignored_with_a_note() {
     f.write_repo_file("[core]\nidentity = \"x\"\n");
     assert!(f.parse(BOB).unwrap().notes.is_empty());
 }
+
+#[test]
+fn agents_sharing_a_repository_read_its_file_once() {
+    let f = Fixture::new();
+    f.write_repo_file(
+        "[workers.agents.\"bob@t\"]\nmodel = \"a\"\n[workers.agents.\"amy@t\"]\nmodel = \"b\"\n",
+    );
+    let calls = std::cell::Cell::new(0);
+    let trusted = |_: &Path| {
+        calls.set(calls.get() + 1);
+        true
+    };
+    let text = format!("{BOB}[workers.agents.\"amy@t\"]\ncwd = \"REPO\"\n");
+    let c = f.parse_trusting(&text, &trusted).unwrap();
+    assert_eq!(calls.get(), 1);
+    let models: Vec<_> = c.agents.values().map(|a| a.model.as_deref()).collect();
+    assert_eq!(models, [Some("b"), Some("a")]);
+}
+
+#[test]
+fn an_unquoted_agent_name_is_a_syntax_error_with_a_hint() {
+    let f = Fixture::new();
+    let msg = f.err("[workers]\n[workers.agents.bob@t]\ncwd = \"REPO\"\n", "w.toml", 2);
+    assert!(msg.contains("invalid unquoted key"), "{msg}");
+    assert!(
+        msg.contains("agent names need quotes: `[workers.agents.\"bob@myteam\"]`"),
+        "{msg}"
+    );
+}
