@@ -96,7 +96,7 @@ impl Repo<'_> {
                     at.invalid(name_at, e, Some(hint.into()))
                 })?;
                 let example = format!("[workers.agents.\"{name}\"]");
-                let table = value::table(at, key, table, &example)?;
+                let table = value::table(at, &name.to_string(), table, &example)?;
                 if self.names.contains(&name) {
                     self.agent(&name, table, config)?;
                 } else {

@@ -473,6 +473,9 @@ fn repository_values_are_checked_at_their_line() {
     assert!(msg.contains("policy of `bob@t` is `queue`"), "{msg}");
     f.write_repo_file("[workers.agents.\"bob@t\"]\nprompt_template = \"{from}\"\n");
     f.err(BOB, &file, 2);
+    f.write_repo_file("[workers.agents]\n\"bob@t\" = 1\n");
+    let msg = f.err(BOB, &file, 2);
+    assert!(msg.contains("`bob@t` must be a table, not an integer"), "{msg}");
     f.write_repo_file("[workers.agents.\"bob@t\"\n");
     f.err(BOB, &file, 1);
     // A repository that makes the agent queue drops the machine's unused number.
