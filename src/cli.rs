@@ -132,6 +132,10 @@ pub(crate) enum Command {
     /// yet, and sessions do not read their queue yet.
     #[command(subcommand, hide = true, after_help = crate::queue::HELP)]
     Queue(crate::queue::QueueCommand),
+    /// Run Codex teammates that answer their team mail on their own (the daemon, in the
+    /// foreground), or ask the running daemon: `status`, `send`, `restart`, `attach`.
+    #[command(after_help = crate::worker::HELP)]
+    Worker(crate::worker::WorkerArgs),
     /// Run one of acplb's MCP servers on stdio (the `atm-mail` plugin registers it for Codex).
     #[command(subcommand)]
     Mcp(McpCommand),

@@ -19,6 +19,7 @@ mod settings;
 mod table;
 mod trust;
 mod turn_timeout;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -58,6 +59,7 @@ fn main() -> ExitCode {
         Some(cli::Command::Untrust { ref dir }) => trust::untrust(dir),
         Some(cli::Command::Sessions(ref command)) => sessions::run(command),
         Some(cli::Command::Queue(ref command)) => queue::run(command),
+        Some(cli::Command::Worker(ref args)) => worker::run(&cli, args),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -14,7 +14,7 @@ use crate::codex_path;
 use crate::pipelines;
 
 /// `acplb mcp launch` of this very binary: how client MCP servers get their `env` values.
-fn mcp_launcher() -> Option<McpLauncher> {
+pub(crate) fn mcp_launcher() -> Option<McpLauncher> {
     match std::env::current_exe() {
         Ok(program) => Some(McpLauncher {
             program,
@@ -115,7 +115,7 @@ fn durability() -> anyhow::Result<Option<Durability>> {
 
 /// Arms the exit guard (`acplb exit-guard`): it starts with the first Codex process, or not at
 /// all if acplb cannot find its own executable (then only the clean-up after a SIGKILL is lost).
-fn arm_exit_guard() {
+pub(crate) fn arm_exit_guard() {
     match std::env::current_exe() {
         Ok(exe) => {
             let args = ["exit-guard", "--pid", &std::process::id().to_string()].map(str::to_owned);

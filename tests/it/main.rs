@@ -26,3 +26,4 @@ mod protocol;
 mod queue_cli;
 mod sessions;
 mod sessions_cli;
+mod worker;

@@ -72,6 +72,15 @@ impl ReadReceipt {
         &self.keys
     }
 
+    /// The part of this receipt that covers only `message_id` (empty when it does not cover
+    /// it), to mark one message read once it has been handled.
+    pub fn only(&self, message_id: &str) -> ReadReceipt {
+        ReadReceipt {
+            mailbox: self.mailbox.clone(),
+            keys: self.keys.iter().filter(|k| *k == message_id).cloned().collect(),
+        }
+    }
+
     /// Whether it covers no message (committing it does nothing).
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()

@@ -136,6 +136,18 @@ impl MailStore {
         self.deliver(&address, message, summary, id, true)
     }
 
+    /// Whether a message with `id` is already in `to`'s inbox (one this store sent with
+    /// [`MailStore::send_with_id`]): a worker that crashed after replying finds its reply
+    /// there and does not answer again.
+    pub fn has_message(&self, to: &str, id: Ulid) -> Result<bool, MailError> {
+        let address = self.recipient(to)?;
+        let path = self.inbox_path(&address.agent, &address.team);
+        if !path.exists() {
+            return Ok(false);
+        }
+        Ok(self.load(&path)?.contains_key(&id.to_string()))
+    }
+
     /// The inbox `to` (`agent` or `agent@team`) names, refusing anyone who is not a member.
     ///
     /// The team must exist. When it has a roster (`members` in its `config.json`), the agent

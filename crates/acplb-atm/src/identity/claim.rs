@@ -39,12 +39,33 @@ impl IdentityClaim {
     /// Claims `identity` in `sessions_dir` (the team's agent-sessions directory), or the first of
     /// `identity-2`, `identity-3`, ... not held by a live process. Dead holders are reclaimed.
     pub fn acquire(sessions_dir: &Path, identity: &str, agent_id: &str) -> Result<Self, IdentityError> {
+        Self::acquire_upto(sessions_dir, identity, agent_id, MAX_SUFFIX)
+    }
+
+    /// Claims exactly `identity` (no suffix): a live holder is an error naming the lock file.
+    /// Workers use this: mail to the name must reach them, never a `-2`.
+    pub fn acquire_exact(sessions_dir: &Path, identity: &str, agent_id: &str) -> Result<Self, IdentityError> {
+        Self::acquire_upto(sessions_dir, identity, agent_id, 1).map_err(|e| match e {
+            IdentityError::Exhausted { identity, .. } => IdentityError::Held {
+                path: sessions_dir.join(format!("{identity}.lock")),
+                identity,
+            },
+            other => other,
+        })
+    }
+
+    fn acquire_upto(
+        sessions_dir: &Path,
+        identity: &str,
+        agent_id: &str,
+        limit: u32,
+    ) -> Result<Self, IdentityError> {
         std::fs::create_dir_all(sessions_dir).map_err(|source| IdentityError::Io {
             action: "create agent-sessions directory",
             path: sessions_dir.to_owned(),
             source,
         })?;
-        for n in 1..=MAX_SUFFIX {
+        for n in 1..=limit {
             // Never `.` in a suffix: ATM reads `<agent>.<host>.json` as an origin inbox.
             let name = if n == 1 {
                 identity.to_owned()
@@ -66,7 +87,7 @@ impl IdentityClaim {
         }
         Err(IdentityError::Exhausted {
             identity: identity.to_owned(),
-            limit: MAX_SUFFIX,
+            limit,
         })
     }
 

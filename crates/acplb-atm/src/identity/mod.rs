@@ -40,6 +40,17 @@ pub enum IdentityError {
         #[source]
         source: std::io::Error,
     },
+    /// An exact claim (a worker's) found the name held by another live process.
+    #[error(
+        "identity `{identity}` is held by another live process (lock `{}`); a worker never takes a suffixed name: stop that session or choose another agent name",
+        path.display()
+    )]
+    Held {
+        /// The identity.
+        identity: String,
+        /// The lock file.
+        path: PathBuf,
+    },
     /// Every suffixed name up to the limit is held by a live session.
     #[error("identity `{identity}` and its suffixes up to `-{limit}` are all held by live sessions")]
     Exhausted {

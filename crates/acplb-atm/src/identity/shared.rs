@@ -35,6 +35,16 @@ impl SharedClaim {
     /// The claim of `identity` in `sessions_dir` this process already holds, or a new one
     /// (see [`IdentityClaim::acquire`]: a live holder in another process means a suffix).
     pub fn acquire(sessions_dir: &Path, identity: &str) -> Result<Self, IdentityError> {
+        Self::acquire_with(sessions_dir, identity, false)
+    }
+
+    /// As [`SharedClaim::acquire`], but a live holder in another process is an error
+    /// ([`IdentityClaim::acquire_exact`]) instead of a suffix.
+    pub fn acquire_exact(sessions_dir: &Path, identity: &str) -> Result<Self, IdentityError> {
+        Self::acquire_with(sessions_dir, identity, true)
+    }
+
+    fn acquire_with(sessions_dir: &Path, identity: &str, exact: bool) -> Result<Self, IdentityError> {
         let key = (sessions_dir.to_owned(), identity.to_owned());
         let mut held = HELD.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = held.get_mut(&key) {
@@ -42,7 +52,11 @@ impl SharedClaim {
             return Ok(Self::handle(key, &entry.claim));
         }
         let agent_id = format!("acplb:{}", std::process::id());
-        let claim = IdentityClaim::acquire(sessions_dir, identity, &agent_id)?;
+        let claim = if exact {
+            IdentityClaim::acquire_exact(sessions_dir, identity, &agent_id)?
+        } else {
+            IdentityClaim::acquire(sessions_dir, identity, &agent_id)?
+        };
         let handle = Self::handle(key.clone(), &claim);
         held.insert(key, Held { claim, users: 1 });
         Ok(handle)

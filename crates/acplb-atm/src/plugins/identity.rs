@@ -32,6 +32,11 @@ const PARAMS: &[ParamSpec] = &[
         kind: ParamKind::DirPath,
         doc: "ATM's home directory, holding `.claude/teams` and `.config/atm` (else `ATM_HOME`, else `HOME`; a workspace's own composer.toml may only name one inside the workspace)",
     },
+    ParamSpec {
+        name: "exclusive",
+        kind: ParamKind::Bool,
+        doc: "when another live process holds the identity, fail instead of taking `<identity>-2` (what `acplb worker` uses; default false)",
+    },
 ];
 
 /// Builds [`AtmIdentity`] plugins.
@@ -138,6 +143,7 @@ impl PluginFactory for AtmIdentityFactory {
                 identity_origin,
                 sessions_dir,
                 exported_home: params.str("atm_home").map(str::to_owned),
+                exclusive: params.bool("exclusive").unwrap_or(false),
                 claim: RefCell::new(None),
                 delivered: RefCell::new(None),
             }),
@@ -155,6 +161,8 @@ pub struct AtmIdentity {
     identity_origin: String,
     sessions_dir: PathBuf,
     exported_home: Option<String>,
+    /// A held name is an error, not a suffix (workers).
+    exclusive: bool,
     claim: RefCell<Option<SharedClaim>>,
     /// The block the model last received.
     delivered: RefCell<Option<String>>,
@@ -172,8 +180,12 @@ impl AtmIdentity {
 
 impl Plugin for AtmIdentity {
     fn session_start(&self, start: &mut SessionStart) -> Result<(), String> {
-        let claim =
-            SharedClaim::acquire(&self.sessions_dir, &self.resolved.identity).map_err(|e| e.to_string())?;
+        let claim = if self.exclusive {
+            SharedClaim::acquire_exact(&self.sessions_dir, &self.resolved.identity)
+        } else {
+            SharedClaim::acquire(&self.sessions_dir, &self.resolved.identity)
+        }
+        .map_err(|e| e.to_string())?;
         tracing::info!(
             session = %start.session_id,
             identity = claim.name(),

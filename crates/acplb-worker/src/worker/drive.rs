@@ -1,0 +1,337 @@
+//! A running worker: its session opened, then mail and queue messages turned into turns as
+//! its policy says, answered, and marked read — until it is stopped, asked to restart, or
+//! its Codex goes away.
+
+use std::collections::{HashSet, VecDeque};
+use std::path::Path;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use acplb_core::sessions::queue::{Queue, QueueWatcher};
+use agent_client_protocol::v1::schema::SessionId;
+use futures::StreamExt as _;
+use futures::future::LocalBoxFuture;
+use futures::stream::FuturesUnordered;
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::link::{Link, TurnEnd};
+use super::mail::{Mailbox, reply_id};
+use super::work::{self, Settled, Work};
+use super::{Ctl, Ctx, Exit, session_file};
+use crate::config::Policy;
+use crate::status::WorkerState;
+
+/// How long the runtime has to answer a health check.
+const HEALTH_ANSWER: Duration = Duration::from_secs(10);
+/// The input queue's tick (a missed file event is picked up then).
+const QUEUE_TICK: Duration = acplb_core::sessions::queue::TICK;
+
+type Running<'a> = FuturesUnordered<LocalBoxFuture<'a, (usize, Work, TurnEnd)>>;
+
+/// The sessions turns run in: the worker's own, and for `concurrent` up to `max_concurrent`
+/// more, opened when first needed.
+struct Lanes {
+    sessions: Vec<SessionId>,
+    busy: Vec<bool>,
+    limit: usize,
+}
+
+impl Lanes {
+    fn free(&self) -> Option<usize> {
+        self.busy.iter().position(|b| !b)
+    }
+
+    fn any_busy(&self) -> bool {
+        self.busy.iter().any(|b| *b)
+    }
+
+    fn running(&self) -> usize {
+        self.busy.iter().filter(|b| **b).count()
+    }
+}
+
+/// What a ready worker watches.
+struct Ready {
+    session: SessionId,
+    mail_watch: QueueWatcher,
+    queue: Arc<Mutex<Queue>>,
+    queue_watch: QueueWatcher,
+}
+
+/// Opens the worker's session and its watchers.
+async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String> {
+    let agent = &ctx.agent;
+    link.initialize()
+        .await
+        .map_err(|e| format!("the worker's runtime refused `initialize`: {}", e.message))?;
+    let previous = session_file::read(&ctx.state_dir, &agent.name);
+    let session = link
+        .open(&agent.cwd, previous.as_deref())
+        .await
+        .map_err(|e| format!("cannot open the worker's session: {}", e.message))?;
+    session_file::write(&ctx.state_dir, &agent.name, &session.to_string());
+    configure(link, &session, agent).await?;
+    ctx.status.borrow_mut().session_id = Some(session.to_string());
+    let inbox_dir = mailbox.inbox_dir().ok_or("the worker's inbox has no folder")?;
+    if let Some(team_dir) = inbox_dir.parent()
+        && !team_dir.is_dir()
+    {
+        return Err(format!(
+            "team `{}` has no folder at {} (create the team first)",
+            agent.name.team(),
+            team_dir.display()
+        ));
+    }
+    acplb_core::sessions::state::create_private_dir(&inbox_dir)
+        .map_err(|e| format!("cannot create the inbox folder {}: {e}", inbox_dir.display()))?;
+    let mail_watch = QueueWatcher::with_tick(&inbox_dir, QUEUE_TICK)
+        .map_err(|e| format!("cannot watch the inbox: {e}"))?;
+    let queue = open_queue(&ctx.state_dir, &agent.name.to_string())?;
+    let queue_watch = {
+        let q = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        QueueWatcher::new(q.dir()).map_err(|e| format!("cannot watch the input queue: {e}"))?
+    };
+    Ok(Ready {
+        session,
+        mail_watch,
+        queue,
+        queue_watch,
+    })
+}
+
+/// Runs the worker on `link` until it must stop.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one select loop; its arms are short and read in order"
+)]
+pub(crate) async fn drive(ctx: &Ctx, link: Link, mailbox: Mailbox, ctl: &mut UnboundedReceiver<Ctl>) -> Exit {
+    let agent = &ctx.agent;
+    let Ready {
+        session,
+        mut mail_watch,
+        queue,
+        mut queue_watch,
+    } = match open(ctx, &link, &mailbox).await {
+        Ok(r) => r,
+        Err(e) => return Exit::Crashed(e),
+    };
+    let link = Rc::new(link);
+    let mut lanes = Lanes {
+        sessions: vec![session],
+        busy: vec![false],
+        limit: if agent.policy == Policy::Concurrent {
+            agent.max_concurrent.max(1)
+        } else {
+            1
+        },
+    };
+    let mut pending: VecDeque<Work> = VecDeque::new();
+    let mut known: HashSet<String> = HashSet::new();
+    let mut running: Running<'_> = FuturesUnordered::new();
+    let mut health = tokio::time::interval(ctx.settings.health_check_interval);
+    health.tick().await;
+    let mut last_turn = Instant::now();
+    let mut shown_active = false;
+    ctx.status.borrow_mut().state = WorkerState::Idle;
+    tracing::info!(session = %lanes.sessions[0], "worker ready");
+    let mut read_mail = true;
+    let mut read_queue = true;
+    loop {
+        if read_mail {
+            read_mail = false;
+            take_mail(ctx, &mailbox, &mut pending, &mut known, lanes.any_busy()).await;
+        }
+        if read_queue {
+            read_queue = false;
+            take_queued(&queue, &mut pending, &mut known).await;
+        }
+        while !pending.is_empty() {
+            let lane = match lanes.free() {
+                Some(l) => l,
+                None if lanes.sessions.len() < lanes.limit => match link.open(&agent.cwd, None).await {
+                    Ok(s) => {
+                        let _configured = configure(&link, &s, agent).await;
+                        lanes.sessions.push(s);
+                        lanes.busy.push(false);
+                        lanes.sessions.len() - 1
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
+                        break;
+                    }
+                },
+                None => break,
+            };
+            let Some(work) = pending.pop_front() else { break };
+            lanes.busy[lane] = true;
+            last_turn = Instant::now();
+            if !shown_active {
+                shown_active = true;
+                ctx.activity(true);
+            }
+            let text = work.prompt(agent);
+            let (link, session) = (link.clone(), lanes.sessions[lane].clone());
+            tracing::info!(work = %work.key(), lane, "turn started");
+            running.push(Box::pin(async move {
+                let end = link.prompt(&session, text).await;
+                (lane, work, end)
+            }));
+        }
+        {
+            let mut status = ctx.status.borrow_mut();
+            status.running = lanes.running();
+            status.state = if lanes.any_busy() {
+                WorkerState::Busy
+            } else {
+                WorkerState::Idle
+            };
+        }
+        let idle_for = ctx
+            .settings
+            .inactivity_timeout
+            .saturating_sub(last_turn.elapsed());
+        tokio::select! {
+            _ = mail_watch.wait() => read_mail = true,
+            _ = queue_watch.wait() => read_queue = true,
+            Some((lane, work, end)) = running.next(), if !running.is_empty() => {
+                lanes.busy[lane] = false;
+                known.remove(&work.key());
+                last_turn = Instant::now();
+                if let TurnEnd::Crashed(why) = &end {
+                    tracing::warn!(error = %why, "Codex went away mid-turn; the message stays unread");
+                    drop(work);
+                    return Exit::Crashed(why.clone());
+                }
+                if work::settle(agent, &mailbox, work, &end).await == Settled::Answered {
+                    ctx.status.borrow_mut().answered += 1;
+                }
+                // Mail that came while busy (reject policy) or a batch cut short.
+                read_mail = true;
+            }
+            c = ctl.recv() => {
+                release_all(pending).await;
+                return match c {
+                    Some(Ctl::Restart) => Exit::Restart,
+                    Some(Ctl::Stop) | None => Exit::Stopped,
+                };
+            }
+            _ = health.tick() => {
+                if tokio::time::timeout(HEALTH_ANSWER, link.ping()).await.map_or(true, |r| r.is_err()) {
+                    release_all(pending).await;
+                    return Exit::Crashed(format!("health check: the worker did not answer within {HEALTH_ANSWER:?}"));
+                }
+            }
+            () = tokio::time::sleep(idle_for), if shown_active && !lanes.any_busy() => {
+                shown_active = false;
+                ctx.activity(false);
+            }
+        }
+    }
+}
+
+async fn configure(
+    link: &Link,
+    session: &SessionId,
+    agent: &crate::config::AgentConfig,
+) -> Result<(), String> {
+    link.set_option(session, "mode", &agent.mode)
+        .await
+        .map_err(|e| format!("cannot set mode `{}`: {}", agent.mode, e.message))?;
+    if let Some(model) = &agent.model {
+        link.set_option(session, "model", model)
+            .await
+            .map_err(|e| format!("cannot set model `{model}`: {}", e.message))?;
+    }
+    Ok(())
+}
+
+fn open_queue(state: &Path, target: &str) -> Result<Arc<Mutex<Queue>>, String> {
+    let queue = Queue::open(state, target).map_err(|e| format!("cannot open the input queue: {e}"))?;
+    // Only this daemon consumes this worker's queue: every claim left is one it died holding.
+    if let Err(e) = queue.recover_stale(Duration::ZERO) {
+        tracing::warn!(error = %e, "cannot take back earlier claims");
+    }
+    Ok(Arc::new(Mutex::new(queue)))
+}
+
+/// Unread mail into `pending` (what is not already there or running); with `reject`, mail
+/// that finds the worker busy is answered "busy" at once.
+async fn take_mail(
+    ctx: &Ctx,
+    mailbox: &Mailbox,
+    pending: &mut VecDeque<Work>,
+    known: &mut HashSet<String>,
+    busy: bool,
+) {
+    let (messages, receipt) = match mailbox.unread().await {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the inbox");
+            return;
+        }
+    };
+    let mut busy = busy || !pending.is_empty();
+    let worker = ctx.agent.name.to_string();
+    for mail in messages {
+        let part = receipt.only(&mail.message_id);
+        let key = format!("mail:{}", mail.message_id);
+        if known.contains(&key) {
+            continue;
+        }
+        // Answered before a crash, not yet marked read: the reply is there, so only mark it.
+        if mailbox
+            .replied(&mail.from, reply_id(&worker, &mail))
+            .await
+            .unwrap_or(false)
+        {
+            tracing::info!(message = %mail.message_id, "already answered; marking it read");
+            if let Err(e) = mailbox.mark_read(part).await {
+                tracing::warn!(error = %e, "cannot mark an answered message read");
+            }
+            continue;
+        }
+        if ctx.agent.policy == Policy::Reject && busy {
+            work::reject_busy(&ctx.agent, mailbox, &mail, part).await;
+            continue;
+        }
+        busy = true;
+        known.insert(key);
+        pending.push_back(Work::Mail { mail, receipt: part });
+    }
+}
+
+/// Every message waiting in the input queue, claimed, into `pending`.
+async fn take_queued(queue: &Arc<Mutex<Queue>>, pending: &mut VecDeque<Work>, known: &mut HashSet<String>) {
+    let q = queue.clone();
+    let claimed = tokio::task::spawn_blocking(move || {
+        let mut q = q.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut out = Vec::new();
+        loop {
+            match q.claim_next() {
+                Ok(Some(c)) => out.push(c),
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot claim from the input queue");
+                    break;
+                }
+            }
+        }
+        out
+    })
+    .await
+    .unwrap_or_default();
+    for c in claimed {
+        let work = Work::Queued(c);
+        known.insert(work.key());
+        pending.push_back(work);
+    }
+}
+
+async fn release_all(pending: VecDeque<Work>) {
+    for work in pending {
+        if let Work::Queued(c) = work {
+            work::release(c).await;
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! The worker's mailbox: unread mail, the reply written as the worker, and the mark that a
+//! message was handled. Every call is blocking file I/O under Claude's lock, so each runs on
+//! the blocking pool.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use acplb_atm::{MailEnvelope, MailStore, ReadOptions, ReadReceipt};
+use ulid::Ulid;
+
+/// At most this many messages are read at once; the rest wait for the next wake-up.
+const READ_BATCH: usize = 64;
+/// Longest message text handed to the agent (the `atm_read` default).
+const MAX_MESSAGE_CHARS: usize = 16_384;
+
+/// One worker's mailbox.
+#[derive(Debug, Clone)]
+pub(crate) struct Mailbox {
+    store: Arc<MailStore>,
+}
+
+impl Mailbox {
+    pub(crate) fn new(store: MailStore) -> Self {
+        Self {
+            store: Arc::new(store),
+        }
+    }
+
+    /// The folder holding the worker's inbox (watched for new mail).
+    pub(crate) fn inbox_dir(&self) -> Option<PathBuf> {
+        self.store.own_inbox().parent().map(std::path::Path::to_path_buf)
+    }
+
+    /// Unread mail, oldest first, and the receipt that marks it read.
+    pub(crate) async fn unread(&self) -> Result<(Vec<MailEnvelope>, ReadReceipt), String> {
+        let store = self.store.clone();
+        blocking(move || {
+            let opts = ReadOptions {
+                max_messages: READ_BATCH,
+                max_message_length: MAX_MESSAGE_CHARS,
+                include_system: false,
+            };
+            store
+                .read(&opts)
+                .map(|b| (b.messages, b.receipt))
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Whether the reply with `id` is already in `to`'s inbox.
+    pub(crate) async fn replied(&self, to: &str, id: Ulid) -> Result<bool, String> {
+        let (store, to) = (self.store.clone(), to.to_owned());
+        blocking(move || store.has_message(&to, id).map_err(|e| e.to_string())).await
+    }
+
+    /// Writes the reply (idempotent: the same `id` is never written twice).
+    pub(crate) async fn reply(
+        &self,
+        to: &str,
+        text: String,
+        summary: String,
+        id: Ulid,
+    ) -> Result<(), String> {
+        let (store, to) = (self.store.clone(), to.to_owned());
+        blocking(move || {
+            store
+                .send_with_id(&to, &text, Some(&summary), id)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .await
+    }
+
+    /// Marks the messages of `receipt` read.
+    pub(crate) async fn mark_read(&self, receipt: ReadReceipt) -> Result<(), String> {
+        let store = self.store.clone();
+        blocking(move || store.commit(&receipt).map(|_| ()).map_err(|e| e.to_string())).await
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| Err(format!("the mail task stopped: {e}")))
+}
+
+/// The id of `worker`'s reply to `incoming`: the same every time, so a worker that answers a
+/// message again after a crash finds its earlier reply (and the sender never gets two). Its
+/// time part is the incoming message's, its random part a hash of worker and message id.
+pub(crate) fn reply_id(worker: &str, incoming: &MailEnvelope) -> Ulid {
+    let ms = acplb_atm::time::parse_nanos(&incoming.timestamp)
+        .and_then(|n| u64::try_from(n / 1_000_000).ok())
+        .unwrap_or(0);
+    let key = format!("{worker}\n{}", incoming.message_id);
+    let high = u128::from(fnv1a(key.as_bytes(), 0xcbf2_9ce4_8422_2325));
+    let low = u128::from(fnv1a(key.as_bytes(), 0x8422_2325_cbf2_9ce4));
+    Ulid::from_parts(ms, (high << 64) | low)
+}
+
+fn fnv1a(bytes: &[u8], seed: u64) -> u64 {
+    bytes.iter().fold(seed, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envelope(id: &str) -> MailEnvelope {
+        MailEnvelope {
+            from: "alice".into(),
+            message: "hi".into(),
+            timestamp: "2026-11-23T04:00:00.000Z".into(),
+            message_id: id.into(),
+        }
+    }
+
+    #[test]
+    fn a_reply_id_is_stable_and_differs_per_message_and_worker() {
+        let a = reply_id("bob@t", &envelope("m1"));
+        assert_eq!(a, reply_id("bob@t", &envelope("m1")));
+        assert_ne!(a, reply_id("bob@t", &envelope("m2")));
+        assert_ne!(a, reply_id("carol@t", &envelope("m1")));
+        assert_eq!(a.timestamp_ms(), 1_795_233_600_000);
+    }
+}

@@ -1,0 +1,187 @@
+//! One worker: an acplb session with the agent's team identity, driven by the daemon over an
+//! in-process ACP connection, restarted when it fails (ADR 0014).
+
+mod drive;
+mod link;
+mod mail;
+mod prompt;
+mod session_file;
+mod supervise;
+mod work;
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
+};
+use agent_client_protocol::{Channel, Client, on_receive_notification, on_receive_request};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::task::JoinHandle;
+
+use crate::config::{AgentConfig, WorkerSettings};
+use crate::host::Host;
+use crate::status::{StatusCell, WorkerStatus};
+
+pub use session_file::read as session_of;
+
+/// What the daemon tells a worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ctl {
+    /// Stop and start again (`acplb worker restart`; also ends `failed`).
+    Restart,
+    /// Stop for good: running turns are interrupted, their messages stay unread.
+    Stop,
+}
+
+/// Why one run of a worker ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Exit {
+    Stopped,
+    Restart,
+    Crashed(String),
+}
+
+/// What one worker works with.
+pub(crate) struct Ctx {
+    pub(crate) agent: AgentConfig,
+    pub(crate) settings: WorkerSettings,
+    pub(crate) host: Rc<dyn Host>,
+    pub(crate) status: StatusCell,
+    pub(crate) state_dir: PathBuf,
+}
+
+impl Ctx {
+    /// Shows the worker active or not in its team's `config.json`, off the runtime thread.
+    pub(crate) fn activity(&self, active: bool) {
+        let Ok(store) = self.host.mail(&self.agent) else {
+            return;
+        };
+        if active {
+            self.status.borrow_mut().last_active =
+                Some(acplb_atm::time::format_millis(acplb_atm::time::now_millis()));
+        }
+        let team_dir = store.team_dir(self.agent.name.team());
+        let name = self.agent.name.name().to_owned();
+        // ACTIVITY-TODO: wire acplb_atm::activity::set_member_activity once it lands.
+        tracing::trace!(team = %team_dir.display(), %name, active, "activity");
+    }
+}
+
+/// A running worker, as the daemon holds it.
+#[derive(Debug)]
+pub struct WorkerHandle {
+    ctl: UnboundedSender<Ctl>,
+    task: JoinHandle<()>,
+    status: StatusCell,
+}
+
+impl WorkerHandle {
+    /// Starts `agent` on the current `LocalSet`.
+    pub fn spawn(agent: AgentConfig, settings: WorkerSettings, host: Rc<dyn Host>) -> Self {
+        let status: StatusCell = Rc::new(std::cell::RefCell::new(WorkerStatus::new(agent.name.to_string())));
+        let (ctl, rx) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = Ctx {
+            state_dir: host.state_dir().to_owned(),
+            agent,
+            settings,
+            host,
+            status: status.clone(),
+        };
+        let span = tracing::info_span!("worker", worker = %ctx.agent.name);
+        let task = tokio::task::spawn_local(tracing::Instrument::instrument(
+            supervise::supervise(ctx, rx),
+            span,
+        ));
+        Self { ctl, task, status }
+    }
+
+    /// Its status now.
+    pub fn status(&self) -> WorkerStatus {
+        self.status.borrow().clone()
+    }
+
+    /// Asks it to restart.
+    pub fn restart(&self) {
+        if self.ctl.send(Ctl::Restart).is_err() {
+            tracing::debug!("restart: the worker has ended");
+        }
+    }
+
+    /// Stops it and waits until it has (its server stopped, its Codex gone).
+    pub async fn stop(self) {
+        if self.ctl.send(Ctl::Stop).is_err() {
+            tracing::debug!("stop: the worker has ended");
+        }
+        if let Err(e) = self.task.await {
+            tracing::warn!(error = %e, "the worker's task failed");
+        }
+    }
+}
+
+/// One run: a new server for the agent, the worker as its client, until the run ends.
+pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exit {
+    let server = match ctx.host.server(&ctx.agent) {
+        Ok(s) => s,
+        Err(e) => return Exit::Crashed(e),
+    };
+    let mailbox = match ctx.host.mail(&ctx.agent) {
+        Ok(m) => mail::Mailbox::new(m),
+        Err(e) => return Exit::Crashed(e),
+    };
+    let (agent_end, client_end) = hang_up_is_eof();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::task::spawn_local(server.serve(agent_end, async move {
+        let _stopped = stop_rx.await;
+    }));
+    let answers = link::Answers::default();
+    let heard = answers.clone();
+    let result = Client
+        .v1()
+        .name("acplb-worker")
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                heard.on_update(&n);
+                Ok(())
+            },
+            on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| { responder.respond(link::decline(&req)) },
+            on_receive_request!(),
+        )
+        .connect_with(client_end, async |cx| {
+            Ok(drive::drive(ctx, link::Link::new(cx, answers), mailbox, ctl).await)
+        })
+        .await;
+    let _sent = stop_tx.send(());
+    match tokio::time::timeout(ctx.settings.shutdown_timeout, serving).await {
+        Ok(Ok(Ok(()))) => {}
+        Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the worker's server ended with an error"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "the worker's server task failed"),
+        Err(_) => {
+            tracing::warn!(timeout = ?ctx.settings.shutdown_timeout, "the worker's server did not stop in time")
+        }
+    }
+    result.unwrap_or_else(|e| Exit::Crashed(format!("the worker's connection failed: {}", e.message)))
+}
+
+/// The two ends of the worker's connection. When the worker side is gone, what the server
+/// still writes is dropped (as by a pipe nobody reads) instead of refused.
+fn hang_up_is_eof() -> (Channel, Channel) {
+    use futures::StreamExt as _;
+    let (agent_end, worker_side) = Channel::duplex();
+    let (mut from_agent, to_agent) = worker_side.into_parts();
+    let (to_worker, worker_rx) = futures::channel::mpsc::unbounded();
+    tokio::task::spawn_local(async move {
+        while let Some(frame) = from_agent.next().await {
+            if to_worker.unbounded_send(frame).is_err() {
+                // The worker side has hung up: the frame is dropped.
+            }
+        }
+    });
+    (agent_end, Channel::new(worker_rx, to_agent))
+}

@@ -1,0 +1,119 @@
+//! A worker's plugin pipeline: `atm-identity` claiming exactly the agent's name (a collision is
+//! an error, never a `-2`) and `atm-mail`, then the plugins of the agent's own `composer` file.
+//! Written as a composer file of its own under the state dir, so the usual validation runs.
+
+use std::path::{Path, PathBuf};
+
+use acplb_worker::config::AgentConfig;
+use anyhow::Context as _;
+use toml::{Table, Value};
+
+const IDENTITY: &str = "atm-identity";
+const MAIL: &str = "atm-mail";
+
+/// Writes the worker's composer file and returns its path.
+pub(super) fn write(state: &Path, agent: &AgentConfig) -> anyhow::Result<PathBuf> {
+    let own = match &agent.composer {
+        Some(path) => plugins_of(path)?,
+        None => Vec::new(),
+    };
+    let text = compose(agent, own)?;
+    let dir = state.join("workers").join("agents");
+    acplb_core::sessions::state::create_private_dir(&dir)
+        .with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join(format!("{}.composer.toml", agent.name));
+    acplb_core::sessions::state::write_private_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
+fn plugins_of(path: &Path) -> anyhow::Result<Vec<Table>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let table: Table =
+        toml::from_str(&text).with_context(|| format!("{} is not valid TOML", path.display()))?;
+    Ok(match table.get("plugin") {
+        Some(Value::Array(items)) => items.iter().filter_map(|v| v.as_table().cloned()).collect(),
+        _ => Vec::new(),
+    })
+}
+
+fn id_of(t: &Table) -> Option<&str> {
+    t.get("id").and_then(Value::as_str)
+}
+
+fn compose(agent: &AgentConfig, own: Vec<Table>) -> anyhow::Result<String> {
+    let mut identity = own
+        .iter()
+        .find(|t| id_of(t) == Some(IDENTITY))
+        .cloned()
+        .unwrap_or_default();
+    identity.insert("id".into(), IDENTITY.into());
+    identity.insert("required".into(), true.into());
+    identity.insert("identity".into(), agent.name.name().into());
+    identity.insert("team".into(), agent.name.team().into());
+    identity.insert("exclusive".into(), true.into());
+    let mut plugins = vec![Value::Table(identity)];
+    if !own.iter().any(|t| id_of(t) == Some(MAIL)) {
+        let mut mail = Table::new();
+        mail.insert("id".into(), MAIL.into());
+        mail.insert("required".into(), true.into());
+        plugins.push(Value::Table(mail));
+    }
+    plugins.extend(
+        own.into_iter()
+            .filter(|t| id_of(t) != Some(IDENTITY))
+            .map(Value::Table),
+    );
+    let mut file = Table::new();
+    file.insert("plugin".into(), Value::Array(plugins));
+    Ok(format!(
+        "# Written by `acplb worker` for {}; edit workers.toml or the agent's `composer` file instead.\n{}",
+        agent.name,
+        toml::to_string(&file)?
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(composer: Option<PathBuf>) -> AgentConfig {
+        AgentConfig {
+            name: acplb_worker::config::AgentName::parse("bob@core").unwrap(),
+            enabled: true,
+            prompt_template: "{message}".into(),
+            policy: acplb_worker::config::Policy::Queue,
+            max_concurrent: 4,
+            cwd: "/".into(),
+            mode: "auto".into(),
+            model: None,
+            transport: None,
+            composer,
+            origin: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_identity_is_forced_exclusive_and_first_and_other_plugins_follow() {
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("c.toml");
+        std::fs::write(
+            &own,
+            "[[plugin]]\nid = \"audit\"\n[[plugin]]\nid = \"atm-identity\"\nidentity = \"mallory\"\natm_home = \"/x\"\n",
+        )
+        .unwrap();
+        let text = compose(&agent(Some(own.clone())), plugins_of(&own).unwrap()).unwrap();
+        let parsed: Table = toml::from_str(&text).unwrap();
+        let plugins = parsed["plugin"].as_array().unwrap();
+        let ids: Vec<&str> = plugins.iter().map(|p| p["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, ["atm-identity", "atm-mail", "audit"]);
+        assert_eq!(plugins[0]["identity"].as_str(), Some("bob"));
+        assert_eq!(plugins[0]["team"].as_str(), Some("core"));
+        assert_eq!(plugins[0]["exclusive"].as_bool(), Some(true));
+        assert_eq!(
+            plugins[0]["atm_home"].as_str(),
+            Some("/x"),
+            "the agent's own atm_home is kept"
+        );
+    }
+}

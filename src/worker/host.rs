@@ -1,0 +1,64 @@
+//! The daemon's host in the binary: each worker gets its own Codex provider (its own
+//! app-server, so one worker's crash is not another's) and its own composer file.
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::time::Duration;
+
+use acplb_atm::MailStore;
+use acplb_codex::{CodexAdapter, CodexOptions, Transport};
+use acplb_core::plugin::ComposerPipelines;
+use acplb_core::plugin::composer::Source;
+use acplb_core::runtime::{Durability, Server, ServerOptions};
+use acplb_worker::config::AgentConfig;
+
+/// What every worker's server shares.
+pub(super) struct CodexHost {
+    pub(super) state: PathBuf,
+    pub(super) codex: PathBuf,
+    pub(super) overrides: Vec<String>,
+    pub(super) transport: Transport,
+    pub(super) turn_timeout: Option<Duration>,
+    pub(super) shutdown_grace: Duration,
+    pub(super) durability: Durability,
+}
+
+impl acplb_worker::Host for CodexHost {
+    fn server(&self, agent: &AgentConfig) -> Result<Server, String> {
+        let composer = super::composer::write(&self.state, agent).map_err(|e| format!("{e:#}"))?;
+        let pipelines =
+            ComposerPipelines::new(crate::pipelines::plugins(), Some(Source::Flag(composer)), None)
+                .map_err(|e| format!("the worker's plugins: {e}"))?
+                .with_state_dir(Some(self.state.clone()));
+        let transport = match &agent.transport {
+            Some(t) => t.parse::<Transport>()?,
+            None => self.transport,
+        };
+        let mut options = CodexOptions::new(self.codex.clone());
+        options.overrides.clone_from(&self.overrides);
+        options.mcp_launcher = crate::serve::mcp_launcher();
+        let catalog = acplb_codex::catalog(&self.overrides);
+        let provider = Rc::new(CodexAdapter::new(options, transport, catalog));
+        Ok(Server::new(
+            provider,
+            Rc::new(pipelines),
+            ServerOptions {
+                agent_name: "acplb-worker".into(),
+                agent_version: env!("CARGO_PKG_VERSION").into(),
+                shutdown_grace: self.shutdown_grace,
+                output_flow: acplb_core::transport::OutputFlow::default(),
+                turn_timeout: self.turn_timeout,
+                durability: Some(self.durability.clone()),
+            },
+        ))
+    }
+
+    fn mail(&self, agent: &AgentConfig) -> Result<MailStore, String> {
+        MailStore::from_env(&acplb_atm::ProcessEnv, agent.name.name(), agent.name.team())
+            .map_err(|e| e.to_string())
+    }
+
+    fn state_dir(&self) -> &Path {
+        &self.state
+    }
+}

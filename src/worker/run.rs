@@ -1,0 +1,110 @@
+//! `acplb worker` (`run`): the daemon in the foreground, until SIGTERM or SIGINT; SIGHUP
+//! reloads its configuration.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Duration;
+
+use acplb_core::runtime::Durability;
+use acplb_core::sessions::registry::{Registry, RegistryWriter};
+use acplb_worker::daemon::{self, Event};
+use anyhow::Context as _;
+use clap::Args;
+
+/// Options of the daemon.
+#[derive(Debug, Args)]
+pub(super) struct RunArgs {
+    /// The configuration file (default: ~/.config/acplb/workers.toml, or under
+    /// $XDG_CONFIG_HOME).
+    #[arg(long = "workers-config", value_name = "PATH", env = "ACPLB_WORKERS_CONFIG")]
+    workers_config: Option<PathBuf>,
+}
+
+pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool> {
+    let path = super::config_path(args.workers_config.as_ref())?;
+    let trusted = trusted_workspaces();
+    let load = move || acplb_worker::config::load(&path, &|dir| trusted(dir));
+    let config = load().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config_path = super::config_path(args.workers_config.as_ref())?;
+    let state = crate::sessions::state_dir()?;
+    let (codex, found) = crate::codex_path::resolve(cli.codex.as_deref());
+    if !found {
+        tracing::warn!(codex = %codex.display(), "codex not found; workers will fail until it is installed or --codex is set");
+    }
+    let transport = crate::settings::transport(cli)?.transport;
+    let registry = RegistryWriter::start(Registry::new(&state)).ok();
+    let host = super::host::CodexHost {
+        state: state.clone(),
+        codex,
+        overrides: cli.config.clone(),
+        transport,
+        turn_timeout: cli.turn_timeout.limit(),
+        shutdown_grace: config.settings.shutdown_timeout,
+        durability: Durability {
+            state_dir: state,
+            journal_limit: crate::settings::journal_limit()?,
+            registry,
+        },
+    };
+    crate::serve::arm_exit_guard();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async move {
+        let (events, rx) = tokio::sync::mpsc::unbounded_channel();
+        tokio::task::spawn_local(forward_signals(events));
+        daemon::run(
+            Rc::new(host),
+            config_path,
+            config,
+            || load().map_err(|e| e.to_string()),
+            rx,
+        )
+        .await
+    })?;
+    runtime.shutdown_timeout(Duration::from_millis(50));
+    Ok(true)
+}
+
+/// Whether a workspace is on the trusted list (`acplb trust`): only then do its
+/// `.atm/config.toml` overrides apply.
+fn trusted_workspaces() -> impl Fn(&std::path::Path) -> bool {
+    let list = crate::pipelines::user_config_dir()
+        .map(|d| acplb_core::plugin::trust::TrustList::file(&d))
+        .and_then(|f| acplb_core::plugin::trust::TrustList::load(&f).ok());
+    move |dir| list.as_ref().is_some_and(|l| l.contains(dir))
+}
+
+/// SIGHUP → reload; SIGTERM, SIGINT → stop.
+async fn forward_signals(events: tokio::sync::mpsc::UnboundedSender<Event>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut hup), Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::hangup()),
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        tracing::error!("cannot listen for signals; stop the daemon with SIGKILL");
+        return;
+    };
+    loop {
+        let event = tokio::select! {
+            _ = hup.recv() => {
+                tracing::info!("SIGHUP received; reloading the configuration");
+                Event::Reload
+            }
+            _ = term.recv() => {
+                tracing::info!("SIGTERM received; stopping");
+                Event::Stop
+            }
+            _ = int.recv() => {
+                tracing::info!("SIGINT received; stopping");
+                Event::Stop
+            }
+        };
+        if events.send(event).is_err() || event == Event::Stop {
+            return;
+        }
+    }
+}
