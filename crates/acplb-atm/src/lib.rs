@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod activity;
 pub mod atm_cli;
 pub mod audit;
 pub mod context;

@@ -6,7 +6,7 @@
 //! array index, so records are never reordered or removed.
 
 pub(crate) mod lock;
-mod splice;
+pub(crate) mod splice;
 
 use std::io::{ErrorKind, Write};
 use std::ops::Range;
@@ -164,7 +164,7 @@ fn is_json_ws(c: char) -> bool {
 }
 
 /// Parses `text` as a JSON array and returns each element's byte range, shifted by `offset`.
-fn element_ranges(text: &str, offset: usize) -> Result<Vec<Range<usize>>, serde_json::Error> {
+pub(crate) fn element_ranges(text: &str, offset: usize) -> Result<Vec<Range<usize>>, serde_json::Error> {
     let raws: Vec<&RawValue> = serde_json::from_str(text)?;
     let base = text.as_ptr().addr();
     Ok(raws

@@ -1,1 +1,0 @@
-//! Per-worker log files, rotated by size (filled in next).
