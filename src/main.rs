@@ -27,7 +27,12 @@ use clap::Parser as _;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    let _guard = match acplb_core::telemetry::init(cli.log_file.as_deref()) {
+    // The worker daemon sets up its own logging once it knows where its workers' files go.
+    let daemon = matches!(cli.command, Some(cli::Command::Worker(ref w)) if w.runs_daemon());
+    let _guard = match (!daemon)
+        .then(|| acplb_core::telemetry::init(cli.log_file.as_deref()))
+        .transpose()
+    {
         Ok(g) => g,
         Err(e) => {
             #[expect(

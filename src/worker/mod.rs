@@ -86,6 +86,13 @@ Example workers.toml:
 Logs go to stderr and to one file per worker (<state dir>/workers/logs/<name@team>.log,
 rotated at 10 MB, 5 kept).";
 
+impl WorkerArgs {
+    /// Whether this runs the daemon (which sets up its own logging).
+    pub(crate) fn runs_daemon(&self) -> bool {
+        matches!(self.command, None | Some(WorkerCommand::Run(_)))
+    }
+}
+
 /// Runs `acplb worker ...`.
 pub(crate) fn run(cli: &crate::cli::Cli, args: &WorkerArgs) -> anyhow::Result<bool> {
     match &args.command {

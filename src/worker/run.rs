@@ -24,7 +24,13 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
     let path = super::config_path(args.workers_config.as_ref())?;
     let trusted = trusted_workspaces();
     let load = move || acplb_worker::config::load(&path, &|dir| trusted(dir));
-    let config = load().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let config = load().map_err(|e| anyhow::anyhow!("{e}"));
+    let log_dir = config
+        .as_ref()
+        .ok()
+        .and_then(|c| c.settings.log_dir_or_default(|k| std::env::var(k).ok()));
+    let _logs = logging(cli, log_dir.as_deref())?;
+    let config = config?;
     let config_path = super::config_path(args.workers_config.as_ref())?;
     let state = crate::sessions::state_dir()?;
     let (codex, found) = crate::codex_path::resolve(cli.codex.as_deref());
@@ -67,6 +73,34 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(true)
 }
+
+/// Stderr (at `info` unless `RUST_LOG` says otherwise), `--log-file`, and one file per worker
+/// under `log_dir`, rotated at [`LOG_FILE_BYTES`], [`LOG_FILES_KEPT`] kept.
+fn logging(
+    cli: &crate::cli::Cli,
+    log_dir: Option<&std::path::Path>,
+) -> anyhow::Result<acplb_core::telemetry::LogGuard> {
+    let mut problem = None;
+    let extra: Option<acplb_core::telemetry::ExtraLayer> =
+        match log_dir.map(|d| acplb_worker::logs::WorkerLogs::new(d, LOG_FILE_BYTES, LOG_FILES_KEPT)) {
+            Some(Ok(layer)) => Some(Box::new(layer)),
+            Some(Err(e)) => {
+                problem = Some(e.to_string());
+                None
+            }
+            None => None,
+        };
+    let guard = acplb_core::telemetry::init_with(cli.log_file.as_deref(), "info", extra)?;
+    if let Some(p) = problem {
+        tracing::warn!("no per-worker log files: {p}");
+    }
+    Ok(guard)
+}
+
+/// A worker's log file is rotated at this size.
+const LOG_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Rotated files kept per worker.
+const LOG_FILES_KEPT: usize = 5;
 
 /// Whether a workspace is on the trusted list (`acplb trust`): only then do its
 /// `.atm/config.toml` overrides apply.

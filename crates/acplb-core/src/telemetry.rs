@@ -49,7 +49,21 @@ pub struct LogGuard {
 /// `RUST_LOG` or `info` when given. Stderr is coloured only when it is a terminal and
 /// `NO_COLOR` is unset or empty; the file never is.
 pub fn init(log_file: Option<&Path>) -> Result<LogGuard, TelemetryError> {
-    let stderr_filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    init_with(log_file, "warn", None)
+}
+
+/// A layer of the caller's (the worker daemon's per-worker files) beside stderr and the file.
+pub type ExtraLayer = Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// As [`init`], with stderr's level when `RUST_LOG` is unset (`warn` for the ACP server, whose
+/// stderr an editor keeps; `info` for a daemon in a terminal or a service manager) and an
+/// `extra` layer.
+pub fn init_with(
+    log_file: Option<&Path>,
+    stderr_default: &str,
+    extra: Option<ExtraLayer>,
+) -> Result<LogGuard, TelemetryError> {
+    let stderr_filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(stderr_default));
     let ansi = stderr_colour(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
@@ -71,6 +85,7 @@ pub fn init(log_file: Option<&Path>) -> Result<LogGuard, TelemetryError> {
         None => (None, None),
     };
     tracing_subscriber::registry()
+        .with(extra)
         .with(stderr)
         .with(file)
         .try_init()

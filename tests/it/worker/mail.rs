@@ -126,7 +126,7 @@ async fn worker_send_and_the_queue_give_bob_a_turn() {
     let queue = rig.state_dir().join("queue/bob@demo");
     assert!(
         eventually(PATIENCE, || std::fs::read_dir(&queue)
-            .map_or(false, |d| d.count() == 0))
+            .is_ok_and(|d| d.count() == 0))
         .await,
         "the message is deleted once handled"
     );

@@ -104,7 +104,7 @@ impl Link {
             match self.cx.send_request(load).block_task().await {
                 Ok(_) => return Ok(SessionId::new(id)),
                 Err(e) => {
-                    tracing::warn!(session = id, error = %e.message, "cannot load the worker's session; starting a new one")
+                    tracing::warn!(session = id, error = %e.message, "cannot load the worker's session; starting a new one");
                 }
             }
         }

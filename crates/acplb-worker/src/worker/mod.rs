@@ -64,8 +64,17 @@ impl Ctx {
         }
         let team_dir = store.team_dir(self.agent.name.team());
         let name = self.agent.name.name().to_owned();
-        // ACTIVITY-TODO: wire acplb_atm::activity::set_member_activity once it lands.
-        tracing::trace!(team = %team_dir.display(), %name, active, "activity");
+        tokio::task::spawn_blocking(move || {
+            match acplb_atm::activity::set_member_activity(
+                &team_dir,
+                &name,
+                active,
+                std::time::SystemTime::now(),
+            ) {
+                Ok(outcome) => tracing::debug!(?outcome, active, "team activity"),
+                Err(e) => tracing::warn!(error = %e, "cannot show the worker's activity in the team config"),
+            }
+        });
     }
 }
 
@@ -132,9 +141,12 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
     };
     let (agent_end, client_end) = hang_up_is_eof();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::task::spawn_local(server.serve(agent_end, async move {
-        let _stopped = stop_rx.await;
-    }));
+    let serving = tokio::task::spawn_local(tracing::Instrument::in_current_span(server.serve(
+        agent_end,
+        async move {
+            let _stopped = stop_rx.await;
+        },
+    )));
     let answers = link::Answers::default();
     let heard = answers.clone();
     let result = Client
@@ -163,7 +175,7 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
         Ok(Ok(Err(e))) => tracing::warn!(error = %e, "the worker's server ended with an error"),
         Ok(Err(e)) => tracing::warn!(error = %e, "the worker's server task failed"),
         Err(_) => {
-            tracing::warn!(timeout = ?ctx.settings.shutdown_timeout, "the worker's server did not stop in time")
+            tracing::warn!(timeout = ?ctx.settings.shutdown_timeout, "the worker's server did not stop in time");
         }
     }
     result.unwrap_or_else(|e| Exit::Crashed(format!("the worker's connection failed: {}", e.message)))
