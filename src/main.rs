@@ -16,6 +16,7 @@ mod queue;
 mod serve;
 mod sessions;
 mod settings;
+mod stop_flag;
 mod table;
 mod trust;
 mod turn_timeout;

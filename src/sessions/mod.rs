@@ -27,7 +27,7 @@ pub(crate) enum SessionsCommand {
     Prune(prune::PruneArgs),
     /// Show one session as readable text, the way the editor showed it.
     #[command(after_help = show::SHOW_HELP)]
-    Show(show::IdArgs),
+    Show(show::ShowArgs),
     /// Print a session's shutdown summary (written by the `session-summary` plugin).
     Summary(show::IdArgs),
 }
@@ -52,6 +52,7 @@ Examples:
   acplb sessions list                     every session, newest first
   acplb sessions list --cwd . --json      this directory's sessions as JSON
   acplb sessions show ID                  one session as readable text
+  acplb sessions show -f ID               ... and what it does next, as it happens
   acplb sessions summary ID               its shutdown summary
   acplb sessions prune --dry-run          what `prune` would delete"
 );

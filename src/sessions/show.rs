@@ -15,14 +15,31 @@ pub(crate) struct IdArgs {
     pub(crate) id: String,
 }
 
+/// `sessions show`'s arguments.
+#[derive(Debug, Args)]
+pub(crate) struct ShowArgs {
+    #[command(flatten)]
+    session: IdArgs,
+    /// Keep printing what the session does as it happens, until Ctrl-C (or SIGTERM, SIGHUP).
+    #[arg(short, long)]
+    follow: bool,
+}
+
 pub(crate) const SHOW_HELP: &str = "\
 Prints each prompt (`> `), the agent's text, `(thinking)` for its reasoning, each tool call
 (`⏺ title [kind]`, then the end of its output and its final status), plans, and how each turn
-ended. A turn cut short by a crash ends `interrupted`.";
+ended. A turn cut short by a crash ends `interrupted`.
+
+With --follow, it goes on printing each record as the session writes it, like `tail -f`; a
+damaged line is noted where it is. Ctrl-C ends it (exit 0).";
 
 /// `sessions show`.
-pub(crate) fn show(args: &IdArgs) -> anyhow::Result<bool> {
+pub(crate) fn show(args: &ShowArgs) -> anyhow::Result<bool> {
     let state = super::state_dir()?;
+    if args.follow {
+        return follow(&state, &args.session.id);
+    }
+    let args = &args.session;
     let history = history(&state, &args.id)?;
     for skipped in &history.skipped {
         super::warn(&format!("journal of {}: skipped {skipped}", args.id));
@@ -31,6 +48,31 @@ pub(crate) fn show(args: &IdArgs) -> anyhow::Result<bool> {
     out.write_all(journal::render(&history).as_bytes())
         .context("writing to stdout")?;
     Ok(true)
+}
+
+/// `sessions show --follow`: the session must exist; then it is printed until a signal.
+fn follow(state: &std::path::Path, id: &str) -> anyhow::Result<bool> {
+    state::check_session_id(id)?;
+    let path = state::journal_path(state, id);
+    if !state.exists() {
+        bail!(
+            "no sessions yet: the state directory {} does not exist",
+            state.display()
+        );
+    }
+    if !path.exists() {
+        let missing = journal::JournalError::Missing {
+            id: id.to_owned(),
+            path,
+        };
+        return Err(missing.into());
+    }
+    let stop = crate::stop_flag::on_signals()?;
+    match journal::follow(&path, &mut std::io::stdout().lock(), &stop) {
+        // The reader went away (`| head`): nothing left to show it.
+        Err(journal::JournalError::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(true),
+        other => other.map(|()| true).map_err(Into::into),
+    }
 }
 
 /// `sessions summary`.

@@ -384,3 +384,70 @@ fn prune_deletes_old_sessions_and_orphans_and_keeps_the_rest() {
     assert!(short.stdout.contains("deleted recent "), "{}", short.stdout);
     assert_eq!(registered(&case.state), ["old-link", "old-live"]);
 }
+
+/// The next line `acplb` printed, waiting at most 20 s for it.
+fn next_line(lines: &std::sync::mpsc::Receiver<String>, what: &str) -> String {
+    lines
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|e| panic!("no line while waiting for {what:?}: {e}"))
+}
+
+/// Lines until one equal to `want` (the lines before it).
+fn lines_until(lines: &std::sync::mpsc::Receiver<String>, want: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    loop {
+        let line = next_line(lines, want);
+        if line == want {
+            return seen;
+        }
+        seen.push(line);
+    }
+}
+
+#[test]
+fn show_follow_prints_records_as_they_are_written_until_a_signal() {
+    use std::io::BufRead as _;
+
+    use acplb_core::sessions::journal::{DEFAULT_LIMIT, Journal};
+    use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate};
+
+    const ID: &str = "0b6a3f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
+    let root = tempfile::tempdir().unwrap();
+    let state = root.path().join("state");
+    let journal = Journal::create(&state, ID, root.path(), DEFAULT_LIMIT).unwrap();
+    journal.prompt(1, &[ContentBlock::from("first question")], false);
+
+    let mut child = Command::new(ACPLB)
+        .args(["sessions", "show", "--follow", ID])
+        .env("ACPLB_STATE_DIR", &state)
+        .env("RUST_LOG", "off")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            tx.send(line.unwrap()).unwrap();
+        }
+    });
+    assert_eq!(next_line(&lines, "the header"), format!("session {ID}"));
+    lines_until(&lines, "> first question");
+
+    let chunk = |s: &str| SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(s)));
+    journal.update(&chunk("a live "));
+    journal.update(&chunk("answer"));
+    journal.turn_end(1, "end_turn", None);
+    let between = lines_until(&lines, "── turn 1 ended: end_turn");
+    assert_eq!(between, ["a live answer"]);
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "a signal ends --follow cleanly");
+    reader.join().unwrap();
+    assert!(lines.try_iter().next().is_none(), "nothing after the turn's end");
+}

@@ -44,6 +44,9 @@ pub enum JournalError {
         /// The format found.
         found: u32,
     },
+    /// The rendered text could not be written (`follow`'s output was closed).
+    #[error("cannot write the journal's text: {0}")]
+    Output(#[source] std::io::Error),
 }
 
 /// A journal as read.
@@ -105,28 +108,7 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<History, JournalError> {
     let complete = bytes.ends_with(b"\n");
     let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
     let count = lines.len();
-    let mut history = History::default();
-    let header = lines.first().copied().unwrap_or_default();
-    match serde_json::from_slice::<Record>(header) {
-        Ok(Record::Open {
-            format,
-            session_id,
-            cwd,
-            at,
-        }) => {
-            if format > FORMAT {
-                return Err(JournalError::Newer {
-                    path: path.to_owned(),
-                    found: format,
-                });
-            }
-            history.session_id = session_id;
-            history.cwd = cwd;
-            history.started_at = at;
-        }
-        Ok(_) => return Err(not_a_journal(path, ": it is another record")),
-        Err(e) => return Err(not_a_journal(path, &format!(": {e}"))),
-    }
+    let mut history = header(path, lines.first().copied().unwrap_or_default())?;
     for (n, line) in lines.into_iter().enumerate().skip(1) {
         if line.is_empty() {
             continue;
@@ -143,6 +125,33 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<History, JournalError> {
         }
     }
     Ok(history)
+}
+
+/// A history holding only what the header line `line` says (`path` names it in errors).
+pub(super) fn header(path: &Path, line: &[u8]) -> Result<History, JournalError> {
+    match serde_json::from_slice::<Record>(line) {
+        Ok(Record::Open {
+            format,
+            session_id,
+            cwd,
+            at,
+        }) => {
+            if format > FORMAT {
+                return Err(JournalError::Newer {
+                    path: path.to_owned(),
+                    found: format,
+                });
+            }
+            Ok(History {
+                session_id,
+                cwd,
+                started_at: at,
+                ..History::default()
+            })
+        }
+        Ok(_) => Err(not_a_journal(path, ": it is another record")),
+        Err(e) => Err(not_a_journal(path, &format!(": {e}"))),
+    }
 }
 
 fn not_a_journal(path: &Path, detail: &str) -> JournalError {

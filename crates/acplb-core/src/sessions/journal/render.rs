@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, PlanEntryStatus, SessionUpdate, ToolCallContent, ToolCallStatus,
@@ -15,8 +16,9 @@ use super::record::Record;
 /// The most lines of one tool's output shown.
 const OUTPUT_LINES: usize = 12;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum Stream {
+    #[default]
     None,
     Agent,
     Thought,
@@ -25,12 +27,59 @@ enum Stream {
 /// `history` as text, ending with a newline.
 pub fn render(history: &History) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "session {}", history.session_id);
-    let _ = writeln!(out, "cwd     {}", history.cwd.display());
-    let _ = writeln!(out, "started {}", history.started_at);
-    let mut stream = Stream::None;
-    let mut titles: HashMap<String, String> = HashMap::new();
+    Renderer::header(&mut out, &history.session_id, &history.cwd, &history.started_at);
+    let mut renderer = Renderer::new();
     for record in &history.records {
+        renderer.record(&mut out, record);
+    }
+    renderer.finish(&mut out);
+    for skipped in &history.skipped {
+        let _ = writeln!(out, "! skipped {skipped}");
+    }
+    out
+}
+
+/// Renders a journal one record at a time, as [`render`] does for a whole history: what
+/// `acplb sessions show --follow` prints while the journal grows.
+///
+/// It remembers what the text so far needs: whether a streamed message is still open (so the
+/// next chunk continues its line) and each tool call's title (for its final update). Each call
+/// may write to a fresh `out`: the renderer knows whether the last thing written ended a line.
+#[derive(Debug, Default)]
+pub struct Renderer {
+    stream: Stream,
+    titles: HashMap<String, String>,
+    /// The last text written (in an earlier `out`) did not end with a newline.
+    line_open: bool,
+}
+
+impl Renderer {
+    /// A renderer at the start of a journal, after its header.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The header lines: session id, working directory, start time.
+    pub fn header(out: &mut String, session_id: &str, cwd: &Path, started_at: &str) {
+        let _ = writeln!(out, "session {session_id}");
+        let _ = writeln!(out, "cwd     {}", cwd.display());
+        let _ = writeln!(out, "started {started_at}");
+    }
+
+    /// Appends `record` as text to `out`; streamed text may stay on an open line.
+    pub fn record(&mut self, out: &mut String, record: &Record) {
+        self.render_record(out, record);
+        self.line_open = out.chars().last().map_or(self.line_open, |c| c != '\n');
+    }
+
+    /// Ends a streamed message still open (a newline if its line is), as at the end of a
+    /// journal or before a note that must start its own line.
+    pub fn finish(&mut self, out: &mut String) {
+        self.end_stream(out);
+        self.line_open = out.chars().last().map_or(self.line_open, |c| c != '\n');
+    }
+
+    fn render_record(&mut self, out: &mut String, record: &Record) {
         match record {
             Record::Prompt {
                 turn,
@@ -38,7 +87,7 @@ pub fn render(history: &History) -> String {
                 prompt,
                 steered,
             } => {
-                end_stream(&mut out, &mut stream);
+                self.end_stream(out);
                 let how = if *steered { "steered into turn" } else { "turn" };
                 let _ = writeln!(out, "\n── {how} {turn} · {at}");
                 for block in prompt {
@@ -47,11 +96,11 @@ pub fn render(history: &History) -> String {
                     }
                 }
             }
-            Record::Update { u } => update(&mut out, &mut stream, &mut titles, u),
+            Record::Update { u } => self.update(out, u),
             Record::TurnEnd {
                 turn, stop, error, ..
             } => {
-                end_stream(&mut out, &mut stream);
+                self.end_stream(out);
                 match error {
                     Some(e) => {
                         let _ = writeln!(out, "── turn {turn} ended: {stop} ({e})");
@@ -62,11 +111,11 @@ pub fn render(history: &History) -> String {
                 }
             }
             Record::Mode { id } => {
-                end_stream(&mut out, &mut stream);
+                self.end_stream(out);
                 let _ = writeln!(out, "· mode: {id}");
             }
             Record::Gap { limit } => {
-                end_stream(&mut out, &mut stream);
+                self.end_stream(out);
                 let _ = writeln!(
                     out,
                     "· (the journal reached its limit of {limit} bytes; later updates were not kept)"
@@ -78,77 +127,74 @@ pub fn render(history: &History) -> String {
             | Record::Setting { .. } => {}
         }
     }
-    end_stream(&mut out, &mut stream);
-    for skipped in &history.skipped {
-        let _ = writeln!(out, "! skipped {skipped}");
-    }
-    out
-}
 
-fn update(out: &mut String, stream: &mut Stream, titles: &mut HashMap<String, String>, u: &SessionUpdate) {
-    match u {
-        SessionUpdate::AgentMessageChunk(c) => chunk(out, stream, Stream::Agent, &c.content),
-        SessionUpdate::AgentThoughtChunk(c) => chunk(out, stream, Stream::Thought, &c.content),
-        SessionUpdate::ToolCall(call) => {
-            end_stream(out, stream);
-            titles.insert(call.tool_call_id.to_string(), call.title.clone());
-            let _ = writeln!(out, "⏺ {} [{}]", call.title, serde_name(&call.kind));
-            tool_end(out, call.status, &call.content);
-        }
-        SessionUpdate::ToolCallUpdate(up) => {
-            let Some(status) = up.fields.status else {
-                return;
-            };
-            if !matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed) {
-                return;
+    fn update(&mut self, out: &mut String, u: &SessionUpdate) {
+        match u {
+            SessionUpdate::AgentMessageChunk(c) => self.chunk(out, Stream::Agent, &c.content),
+            SessionUpdate::AgentThoughtChunk(c) => self.chunk(out, Stream::Thought, &c.content),
+            SessionUpdate::ToolCall(call) => {
+                self.end_stream(out);
+                self.titles
+                    .insert(call.tool_call_id.to_string(), call.title.clone());
+                let _ = writeln!(out, "⏺ {} [{}]", call.title, serde_name(&call.kind));
+                tool_end(out, call.status, &call.content);
             }
-            end_stream(out, stream);
-            let id = up.tool_call_id.to_string();
-            let title = up
-                .fields
-                .title
-                .clone()
-                .or_else(|| titles.get(&id).cloned())
-                .unwrap_or(id);
-            let _ = writeln!(out, "⏺ {title}");
-            tool_end(out, status, up.fields.content.as_deref().unwrap_or_default());
-        }
-        SessionUpdate::Plan(plan) => {
-            end_stream(out, stream);
-            let _ = writeln!(out, "plan:");
-            for entry in &plan.entries {
-                let mark = match entry.status {
-                    PlanEntryStatus::Completed => "[x]",
-                    PlanEntryStatus::InProgress => "[~]",
-                    _ => "[ ]",
+            SessionUpdate::ToolCallUpdate(up) => {
+                let Some(status) = up.fields.status else {
+                    return;
                 };
-                let _ = writeln!(out, "  {mark} {}", entry.content);
+                if !matches!(status, ToolCallStatus::Completed | ToolCallStatus::Failed) {
+                    return;
+                }
+                self.end_stream(out);
+                let id = up.tool_call_id.to_string();
+                let title = up
+                    .fields
+                    .title
+                    .clone()
+                    .or_else(|| self.titles.get(&id).cloned())
+                    .unwrap_or(id);
+                let _ = writeln!(out, "⏺ {title}");
+                tool_end(out, status, up.fields.content.as_deref().unwrap_or_default());
             }
+            SessionUpdate::Plan(plan) => {
+                self.end_stream(out);
+                let _ = writeln!(out, "plan:");
+                for entry in &plan.entries {
+                    let mark = match entry.status {
+                        PlanEntryStatus::Completed => "[x]",
+                        PlanEntryStatus::InProgress => "[~]",
+                        _ => "[ ]",
+                    };
+                    let _ = writeln!(out, "  {mark} {}", entry.content);
+                }
+            }
+            SessionUpdate::Notice(n) => {
+                self.end_stream(out);
+                let _ = writeln!(out, "! {}", n.title);
+            }
+            _ => {}
         }
-        SessionUpdate::Notice(n) => {
-            end_stream(out, stream);
-            let _ = writeln!(out, "! {}", n.title);
-        }
-        _ => {}
     }
-}
 
-fn chunk(out: &mut String, stream: &mut Stream, kind: Stream, content: &ContentBlock) {
-    if *stream != kind {
-        end_stream(out, stream);
-        if kind == Stream::Thought {
-            out.push_str("(thinking) ");
+    fn chunk(&mut self, out: &mut String, kind: Stream, content: &ContentBlock) {
+        if self.stream != kind {
+            self.end_stream(out);
+            if kind == Stream::Thought {
+                out.push_str("(thinking) ");
+            }
+            self.stream = kind;
         }
-        *stream = kind;
+        out.push_str(&block_text(content));
     }
-    out.push_str(&block_text(content));
-}
 
-fn end_stream(out: &mut String, stream: &mut Stream) {
-    if *stream != Stream::None && !out.ends_with('\n') {
-        out.push('\n');
+    fn end_stream(&mut self, out: &mut String) {
+        let open = out.chars().last().map_or(self.line_open, |c| c != '\n');
+        if self.stream != Stream::None && open {
+            out.push('\n');
+        }
+        self.stream = Stream::None;
     }
-    *stream = Stream::None;
 }
 
 /// A finished tool call's status and the end of its output.
