@@ -4,7 +4,7 @@
 
 mod list;
 mod prune;
-mod show;
+pub(crate) mod show;
 
 use std::io::Write as _;
 use std::path::PathBuf;

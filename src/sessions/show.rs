@@ -51,7 +51,7 @@ pub(crate) fn show(args: &ShowArgs) -> anyhow::Result<bool> {
 }
 
 /// `sessions show --follow`: the session must exist; then it is printed until a signal.
-fn follow(state: &std::path::Path, id: &str) -> anyhow::Result<bool> {
+pub(crate) fn follow(state: &std::path::Path, id: &str) -> anyhow::Result<bool> {
     state::check_session_id(id)?;
     let path = state::journal_path(state, id);
     if !state.exists() {

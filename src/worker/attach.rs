@@ -9,6 +9,5 @@ pub(super) fn attach(agent: &str) -> anyhow::Result<bool> {
     let Some(session) = acplb_worker::worker::session_of(&state, &name) else {
         bail!("worker `{name}` has no session yet (has the daemon started it? `acplb worker status`)");
     };
-    // FOLLOW-TODO: follow the journal live once `sessions show --follow` lands.
-    bail!("attach to {session}: not built yet")
+    crate::sessions::show::follow(&state, &session)
 }

@@ -138,3 +138,116 @@ async fn worker_send_and_the_queue_give_bob_a_turn() {
         "one turn for it"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_teammates_answer_on_their_own_and_attach_follows_one_live() {
+    let mut rig = Rig::new();
+    rig.write_config(&format!(
+        "{}{}{}",
+        rig.agent("bob", ""),
+        rig.agent("carol", ""),
+        rig.agent("dave", "")
+    ));
+    rig.start();
+    for name in ["bob", "carol", "dave"] {
+        rig.wait_state(&format!("{name}@demo"), "idle").await;
+    }
+    // `attach` follows bob's session as it happens.
+    let mut attach = tokio::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
+        .args(["worker", "attach", "bob@demo"])
+        .env("ACPLB_STATE_DIR", rig.state_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = attach.stdout.take().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let keep = seen.clone();
+    tokio::spawn(async move {
+        use tokio::io::AsyncReadExt as _;
+        let mut buf = vec![0u8; 4096];
+        while let Ok(n) = out.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            keep.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let alice = rig.teammate("alice");
+    for name in ["bob", "carol", "dave"] {
+        alice
+            .send(name, &format!("hello {name} scenario:answer"), None)
+            .unwrap();
+    }
+    for name in ["bob", "carol", "dave"] {
+        let got = rig.wait_mail("alice", name, 1).await;
+        assert_eq!(text(&got[0]), "bob here: answered turn 1", "{name} answered");
+    }
+    assert!(
+        eventually(PATIENCE, || seen
+            .lock()
+            .unwrap()
+            .contains("bob here: answered turn 1"))
+        .await,
+        "attach showed bob's turn: {}",
+        seen.lock().unwrap()
+    );
+    assert!(
+        !seen.lock().unwrap().contains("hello carol"),
+        "only bob's session"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(attach.id().unwrap() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(PATIENCE, attach.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let (code, _) = rig.stop().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_worker_is_shown_offline_after_the_inactivity_timeout() {
+    let mut rig = Rig::new();
+    rig.write_config(&format!(
+        "{}\n[workers.agents.\"bob@demo\"]\ncwd = \"{}\"\n",
+        "",
+        rig.workspace().display()
+    ));
+    // A short inactivity timeout, in the [workers] table the rig writes.
+    let text_now = std::fs::read_to_string(rig.config_path()).unwrap();
+    std::fs::write(
+        rig.config_path(),
+        text_now.replacen("[workers]\n", "[workers]\ninactivity_timeout_ms = 300\n", 1),
+    )
+    .unwrap();
+    rig.start();
+    rig.wait_state("bob@demo", "idle").await;
+    rig.teammate("alice")
+        .send("bob", "are you there scenario:answer", None)
+        .unwrap();
+    rig.wait_mail("alice", "bob", 1).await;
+    let bob = |rig: &Rig| {
+        rig.team_config()["members"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "bob")
+            .cloned()
+            .unwrap()
+    };
+    assert!(
+        eventually(PATIENCE, || bob(&rig)["isActive"] == false
+            && bob(&rig)["lastActive"].is_number())
+        .await,
+        "{}",
+        bob(&rig)
+    );
+    let (code, _) = rig.stop().await;
+    assert_eq!(code, Some(0));
+}
