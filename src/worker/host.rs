@@ -9,6 +9,7 @@ use acplb_atm::MailStore;
 use acplb_codex::{CodexAdapter, CodexOptions, Transport};
 use acplb_core::plugin::ComposerPipelines;
 use acplb_core::plugin::composer::Source;
+use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::{Durability, Server, ServerOptions};
 use acplb_worker::config::AgentConfig;
 
@@ -24,7 +25,7 @@ pub(super) struct CodexHost {
 }
 
 impl acplb_worker::Host for CodexHost {
-    fn server(&self, agent: &AgentConfig) -> Result<Server, String> {
+    fn server(&self, agent: &AgentConfig) -> Result<(Server, Rc<dyn ProviderAdapter>), String> {
         let composer = super::composer::write(&self.state, agent).map_err(|e| format!("{e:#}"))?;
         let pipelines =
             ComposerPipelines::new(crate::pipelines::plugins(), Some(Source::Flag(composer)), None)
@@ -38,9 +39,9 @@ impl acplb_worker::Host for CodexHost {
         options.overrides.clone_from(&self.overrides);
         options.mcp_launcher = crate::serve::mcp_launcher();
         let catalog = acplb_codex::catalog(&self.overrides);
-        let provider = Rc::new(CodexAdapter::new(options, transport, catalog));
-        Ok(Server::new(
-            provider,
+        let provider: Rc<dyn ProviderAdapter> = Rc::new(CodexAdapter::new(options, transport, catalog));
+        let server = Server::new(
+            provider.clone(),
             Rc::new(pipelines),
             ServerOptions {
                 agent_name: "acplb-worker".into(),
@@ -50,7 +51,8 @@ impl acplb_worker::Host for CodexHost {
                 turn_timeout: self.turn_timeout,
                 durability: Some(self.durability.clone()),
             },
-        ))
+        );
+        Ok((server, provider))
     }
 
     fn mail(&self, agent: &AgentConfig) -> Result<MailStore, String> {

@@ -105,6 +105,13 @@ impl ProviderAdapter for CodexAdapter {
             server.shutdown().await;
         }
     }
+
+    async fn health(&self) -> Result<(), String> {
+        match &self.server {
+            Some(server) => server.health().await,
+            None => Ok(()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -295,6 +295,13 @@ pub trait ProviderAdapter {
     /// Stops what the provider shares between sessions (a long-lived child); called once,
     /// after every session has shut down. Must finish quickly.
     async fn shutdown(&self) {}
+
+    /// Whether what the provider keeps running (a long-lived child) is alive and answering;
+    /// `Err` says what is wrong. Providers with nothing running between turns are healthy.
+    /// The worker daemon asks this on its health-check interval.
+    async fn health(&self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// The provider side of one ACP session; owns whatever the provider keeps between turns.

@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
+use std::rc::Rc;
+
 use acplb_atm::MailStore;
+use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::Server;
 
 use crate::config::AgentConfig;
@@ -12,8 +15,9 @@ use crate::config::AgentConfig;
 pub trait Host {
     /// A new server for `agent`: its own provider (its own Codex children) and a plugin
     /// pipeline that claims exactly the agent's identity and gives it the team-mail tools.
-    /// Called at every (re)start of the worker.
-    fn server(&self, agent: &AgentConfig) -> Result<Server, String>;
+    /// Called at every (re)start of the worker. The provider is returned beside the server
+    /// for health checks (`ProviderAdapter::health`): is the worker's Codex alive and answering?
+    fn server(&self, agent: &AgentConfig) -> Result<(Server, Rc<dyn ProviderAdapter>), String>;
 
     /// The mail store of `agent` (its inbox, and replies sent as it).
     fn mail(&self, agent: &AgentConfig) -> Result<MailStore, String>;

@@ -144,3 +144,52 @@ async fn sigterm_mid_turn_leaves_no_process_and_the_mail_unread() {
         "left unread for the next start"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_codex_fails_the_health_check_and_the_worker_restarts() {
+    if crate::harness::transport() == "exec" {
+        // Nothing of Codex runs between exec turns; a hung exec turn ends at the turn limit.
+        return;
+    }
+    let mut rig = Rig::new();
+    rig.write_config(&rig.agent("bob", ""));
+    rig.start();
+    rig.wait_state("bob@demo", "idle").await;
+    rig.teammate("alice")
+        .send("bob", "warm up scenario:answer", None)
+        .unwrap();
+    rig.wait_mail("alice", "bob", 1).await;
+    // Freeze bob's app-server: alive, but answering nothing.
+    let frozen = rig.codex_processes();
+    assert!(!frozen.is_empty());
+    for pid in &frozen {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGSTOP).unwrap();
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let bob = rig.worker("bob@demo").await;
+        if bob["restarts"].as_u64() >= Some(1) {
+            assert!(
+                bob["lastError"].as_str().unwrap().contains("health check"),
+                "{bob}"
+            );
+            break;
+        }
+        assert!(start.elapsed() < PATIENCE, "no restart: {bob}\n{}", rig.stderr());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    rig.teammate("alice")
+        .send("bob", "back? scenario:answer", None)
+        .unwrap();
+    rig.wait_mail("alice", "bob", 2).await;
+    assert!(
+        eventually(Duration::from_secs(10), || frozen
+            .iter()
+            .all(|p| !std::path::Path::new(&format!("/proc/{p}")).exists()
+                || std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .is_ok_and(|s| s.contains(") Z "))))
+        .await,
+        "the frozen Codex was killed"
+    );
+    rig.stop().await;
+}

@@ -24,6 +24,8 @@ type ProcessTranscript = Rc<RefCell<Transcript>>;
 
 /// How long Codex may take to answer `initialize`.
 const INITIALIZE_LIMIT: Duration = Duration::from_secs(30);
+/// How long the server has to answer a health check.
+const HEALTH_LIMIT: Duration = Duration::from_secs(10);
 
 /// A live connection to one app-server process.
 #[derive(Debug, Clone)]
@@ -93,6 +95,39 @@ impl AppServer {
             .as_ref()
             .filter(|r| r.ready && r.conn.rpc.gone().is_none())
             .map(|r| r.conn.clone())
+    }
+
+    /// Whether the running server (if one was started) is alive and answers a cheap request
+    /// (`thread/loaded/list`) within [`HEALTH_LIMIT`]. A server not started yet is healthy: it
+    /// starts on demand.
+    pub(crate) async fn health(&self) -> Result<(), String> {
+        let conn = {
+            let running = self.inner.running.borrow();
+            match running.as_ref() {
+                None => return Ok(()),
+                Some(r) if !r.ready => return Ok(()),
+                Some(r) => {
+                    if let Some(gone) = r.conn.rpc.gone() {
+                        return Err(format!("codex app-server is gone: {}", self.gone_error(&gone)));
+                    }
+                    r.conn.clone()
+                }
+            }
+        };
+        match tokio::time::timeout(HEALTH_LIMIT, conn.rpc.request("thread/loaded/list", json!({}))).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(failure)) => match failure {
+                RpcFailure::Gone(gone) => {
+                    Err(format!("codex app-server is gone: {}", self.gone_error(&gone)))
+                }
+                // An error answer is still an answer: the server is alive.
+                RpcFailure::Error { .. } => Ok(()),
+            },
+            Err(_) => Err(format!(
+                "codex app-server did not answer a health check within {} s",
+                HEALTH_LIMIT.as_secs()
+            )),
+        }
     }
 
     /// The running server, started (or started anew after it died) if need be.

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use acplb_core::provider::ProviderAdapter;
 use acplb_core::sessions::queue::{Queue, QueueWatcher};
 use agent_client_protocol::v1::schema::SessionId;
 use futures::StreamExt as _;
@@ -105,7 +106,13 @@ async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String
     clippy::too_many_lines,
     reason = "one select loop; its arms are short and read in order"
 )]
-pub(crate) async fn drive(ctx: &Ctx, link: Link, mailbox: Mailbox, ctl: &mut UnboundedReceiver<Ctl>) -> Exit {
+pub(crate) async fn drive(
+    ctx: &Ctx,
+    link: Link,
+    provider: Rc<dyn ProviderAdapter>,
+    mailbox: Mailbox,
+    ctl: &mut UnboundedReceiver<Ctl>,
+) -> Exit {
     let agent = &ctx.agent;
     let Ready {
         session,
@@ -217,9 +224,9 @@ pub(crate) async fn drive(ctx: &Ctx, link: Link, mailbox: Mailbox, ctl: &mut Unb
                 };
             }
             _ = health.tick() => {
-                if tokio::time::timeout(HEALTH_ANSWER, link.ping()).await.map_or(true, |r| r.is_err()) {
+                if let Err(why) = check_health(&link, provider.as_ref()).await {
                     release_all(pending).await;
-                    return Exit::Crashed(format!("health check: the worker did not answer within {HEALTH_ANSWER:?}"));
+                    return Exit::Crashed(why);
                 }
             }
             () = tokio::time::sleep(idle_for), if shown_active && !lanes.any_busy() => {
@@ -228,6 +235,25 @@ pub(crate) async fn drive(ctx: &Ctx, link: Link, mailbox: Mailbox, ctl: &mut Unb
             }
         }
     }
+}
+
+/// The health check: the worker's runtime answers, and so does its Codex.
+async fn check_health(link: &Link, provider: &dyn ProviderAdapter) -> Result<(), String> {
+    match tokio::time::timeout(HEALTH_ANSWER, link.ping()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => {
+            return Err(format!(
+                "health check: the worker's runtime refused: {}",
+                e.message
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "health check: the worker's runtime did not answer within {HEALTH_ANSWER:?}"
+            ));
+        }
+    }
+    provider.health().await.map_err(|e| format!("health check: {e}"))
 }
 
 async fn configure(

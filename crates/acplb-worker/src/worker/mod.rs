@@ -131,7 +131,7 @@ impl WorkerHandle {
 
 /// One run: a new server for the agent, the worker as its client, until the run ends.
 pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exit {
-    let server = match ctx.host.server(&ctx.agent) {
+    let (server, provider) = match ctx.host.server(&ctx.agent) {
         Ok(s) => s,
         Err(e) => return Exit::Crashed(e),
     };
@@ -166,7 +166,7 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
             on_receive_request!(),
         )
         .connect_with(client_end, async |cx| {
-            Ok(drive::drive(ctx, link::Link::new(cx, answers), mailbox, ctl).await)
+            Ok(drive::drive(ctx, link::Link::new(cx, answers), provider, mailbox, ctl).await)
         })
         .await;
     let _sent = stop_tx.send(());
