@@ -22,7 +22,7 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
 use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
 use crate::session::options::OptionCatalog;
-use crate::session::{SessionActor, SessionParts};
+use crate::session::{Inbox, SessionActor, SessionParts};
 use crate::sessions::journal::{self, Facts, Journal};
 use crate::sessions::registry::{Entry, Status, Tracked};
 
@@ -282,6 +282,11 @@ impl Store {
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
         let summarises = pending.pipeline.summary_prompt().is_some();
+        // A kept session has an input queue (ADR 0013), watched while it is open here.
+        let inbox = journal
+            .as_ref()
+            .and(self.options.durability.as_ref())
+            .map(|d| Inbox::start(d.state_dir.clone(), session_id.to_string(), &tx, shows_notices));
         let actor = SessionActor::new(
             session_id.clone(),
             pending.cx,
@@ -297,6 +302,7 @@ impl Store {
                 registry: tracked,
                 state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
                 turn_timeout: self.options.turn_timeout,
+                inbox,
             },
         )
         .with_output_flow(self.options.output_flow.clone());
