@@ -53,6 +53,14 @@ fn files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A file name's extension (`json`, `claimed`, `bad`).
+fn ext(name: &str) -> &str {
+    Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+}
+
 /// How many requests to the model carried `needle` (as it appears in the JSON body).
 fn requests_with(mock: &MockModelHandle, needle: &str) -> usize {
     mock.requests()
@@ -217,9 +225,9 @@ async fn a_damaged_file_is_set_aside_and_a_closed_session_gets_its_message_after
             let sent = send(&state, &target, "CLOSED-TOKEN", "ci@test");
             let waiting = files(&dir);
             assert!(waiting.contains(&format!("{sent}.json")), "{waiting:?}");
-            assert!(!waiting.iter().any(|f| f.ends_with(".claimed")), "{waiting:?}");
+            assert!(!waiting.iter().any(|f| ext(f) == "claimed"), "{waiting:?}");
             assert_eq!(
-                waiting.iter().filter(|f| f.ends_with(".json")).count(),
+                waiting.iter().filter(|f| ext(f) == "json").count(),
                 2,
                 "{waiting:?}"
             );
@@ -249,7 +257,7 @@ async fn a_damaged_file_is_set_aside_and_a_closed_session_gets_its_message_after
     live.acplb.wait_exit(Duration::from_secs(10)).await;
     let left = files(&queue_dir(&live, &id));
     assert_eq!(left.len(), 1, "only the damaged file is left: {left:?}");
-    assert!(left[0].ends_with(".bad"));
+    assert!(ext(&left[0]) == "bad");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

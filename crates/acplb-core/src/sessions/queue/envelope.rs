@@ -25,7 +25,7 @@ pub fn envelope(message: &Message) -> String {
     let mut out = String::with_capacity(message.text.len() + 160);
     out.push_str("<queued-message from=\"");
     escape_attribute(from, &mut out);
-    let _infallible = write!(out, "\" time=\"{time}\" id=\"{}\">\n", message.id);
+    let _infallible = writeln!(out, "\" time=\"{time}\" id=\"{}\">", message.id);
     escape_text(&message.text, &mut out);
     out.push_str("\n</queued-message>");
     out
