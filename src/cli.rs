@@ -128,9 +128,7 @@ pub(crate) enum Command {
     #[command(subcommand, after_help = crate::sessions::HELP)]
     Sessions(crate::sessions::SessionsCommand),
     /// Send a message to a session or a worker through its input queue, or list what waits.
-    /// Hidden until something delivers them: the worker daemon (`acplb worker`) is not built
-    /// yet, and sessions do not read their queue yet.
-    #[command(subcommand, hide = true, after_help = crate::queue::HELP)]
+    #[command(subcommand, after_help = crate::queue::HELP)]
     Queue(crate::queue::QueueCommand),
     /// Run Codex teammates that answer their team mail on their own (the daemon, in the
     /// foreground), or ask the running daemon: `status`, `send`, `restart`, `attach`.

@@ -29,10 +29,15 @@ Queues are kept in the state directory ($ACPLB_STATE_DIR, else $XDG_STATE_HOME/a
 delivered, <id>.bad a damaged file set aside. Any program may drop a message there: write
 {\"id\", \"from\", \"text\", \"sentAt\"} to a temporary name in that folder, then rename it.
 
-Delivery (by the coming worker daemon and sessions; nothing reads these queues yet): a message
-is claimed by exactly one consumer (a rename), delivered when the session is idle, and deleted
-only after delivery: at least once, never twice at the same time. A
-consumer that dies mid-delivery leaves a claim that is put back later, so such a message may
+Delivery: a message is claimed by exactly one consumer (a rename) and deleted only after
+delivery: at least once, never twice at the same time. The model always sees it inside a
+<queued-message from=\"...\" time=\"...\" id=\"...\"> envelope, never as bare instructions.
+- An editor session (TARGET a session id) reads its queue while it is open in an acplb. While
+  a turn runs on the app-server transport, the message is steered into that turn. Otherwise
+  (the session is idle, or the exec transport) the editor shows a notice that it arrived, and
+  it goes with the next prompt you send. A closed session's messages wait for session/load.
+- A worker (TARGET name@team) runs each message as a turn of its own, one after another.
+A consumer that dies mid-delivery leaves a claim that is put back later, so such a message may
 arrive twice."
     };
 }

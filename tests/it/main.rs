@@ -24,6 +24,7 @@ mod lifecycle;
 mod live;
 mod protocol;
 mod queue_cli;
+mod queue_delivery;
 mod sessions;
 mod sessions_cli;
 mod worker;

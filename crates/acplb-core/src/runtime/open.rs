@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
     SessionModeState, SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::durable::{self, Loaded};
 use super::store::{SessionHandle, Store};
@@ -22,7 +22,7 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
 use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
 use crate::session::options::OptionCatalog;
-use crate::session::{SessionActor, SessionParts};
+use crate::session::{Inbox, SessionActor, SessionMsg, SessionParts};
 use crate::sessions::journal::{self, Facts, Journal};
 use crate::sessions::registry::{Entry, Status, Tracked};
 
@@ -282,6 +282,7 @@ impl Store {
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
         let summarises = pending.pipeline.summary_prompt().is_some();
+        let inbox = self.inbox(journal.is_some(), &session_id, &tx, shows_notices);
         let actor = SessionActor::new(
             session_id.clone(),
             pending.cx,
@@ -297,6 +298,7 @@ impl Store {
                 registry: tracked,
                 state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
                 turn_timeout: self.options.turn_timeout,
+                inbox,
             },
         )
         .with_output_flow(self.options.output_flow.clone());
@@ -327,6 +329,23 @@ impl Store {
                 tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
             }
         }
+    }
+
+    /// A kept session's input queue (ADR 0013), watched while it is open here.
+    fn inbox(
+        &self,
+        kept: bool,
+        id: &SessionId,
+        mailbox: &UnboundedSender<SessionMsg>,
+        shows_notices: bool,
+    ) -> Option<Inbox> {
+        let durability = self.options.durability.as_ref().filter(|_| kept)?;
+        Some(Inbox::start(
+            durability.state_dir.clone(),
+            id.to_string(),
+            mailbox,
+            shows_notices,
+        ))
     }
 
     /// Shows a loaded session's history again, before the answer, as ACP asks: the editor

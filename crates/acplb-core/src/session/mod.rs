@@ -5,5 +5,5 @@ pub mod options;
 pub mod prompt;
 mod sink;
 
-pub(crate) use actor::{SessionActor, SessionMsg, SessionParts};
+pub(crate) use actor::{Inbox, SessionActor, SessionMsg, SessionParts};
 pub use sink::AcpSink;

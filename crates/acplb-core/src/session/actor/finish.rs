@@ -31,6 +31,7 @@ impl SessionActor {
             reply(responder.respond_with_error(error.clone()));
         }
         reply(responder.respond_with_error(error));
+        self.pull_queue();
     }
 
     pub(super) fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
@@ -64,6 +65,7 @@ impl SessionActor {
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
             reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
             self.pipeline.on_turn_finished(&self.id);
+            self.pull_queue();
             return;
         }
         let turn = self.turns;
@@ -90,6 +92,8 @@ impl SessionActor {
             }
         }
         self.pipeline.on_turn_finished(&self.id);
+        // The session is idle: messages that waited through the turn can be claimed now.
+        self.pull_queue();
     }
 }
 

@@ -4,6 +4,9 @@
 
 mod changes;
 mod finish;
+mod inbox;
+mod msg;
+mod queued;
 mod steer;
 mod summary;
 
@@ -15,8 +18,7 @@ use std::time::Duration;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    PromptRequest, PromptResponse, SessionConfigOptionValue, SessionId, SessionModeId, SessionUpdate,
-    SetSessionConfigOptionResponse, SetSessionModeResponse, StopReason,
+    PromptRequest, PromptResponse, SessionId, SessionUpdate, StopReason,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -34,44 +36,9 @@ use crate::runtime::wire_error::{self, reply};
 use crate::sessions::journal::{Journal, first_text_line};
 use crate::sessions::registry::{Status, Tracked};
 use crate::transport::OutputFlow;
+pub(crate) use inbox::Inbox;
+pub(crate) use msg::SessionMsg;
 use summary::Summary;
-
-/// What the runtime tells a session.
-#[derive(Debug)]
-pub(crate) enum SessionMsg {
-    Prompt {
-        req: PromptRequest,
-        responder: Responder<PromptResponse>,
-    },
-    Cancel,
-    SetMode {
-        mode_id: SessionModeId,
-        responder: Responder<SetSessionModeResponse>,
-    },
-    SetConfig {
-        id: String,
-        value: SessionConfigOptionValue,
-        responder: Responder<SetSessionConfigOptionResponse>,
-    },
-    /// acplb stops: the running turn is cancelled, then the summary asked for (if the
-    /// `session-summary` plugin runs) by the deadline.
-    Shutdown,
-    /// `session/close`: the running turn is cancelled and the session stops.
-    Close,
-}
-
-impl SessionMsg {
-    /// Answers the request this message carries (if any) with an error saying `why`.
-    pub(crate) fn refuse(self, why: &str) {
-        let error = || wire_error::internal(why);
-        match self {
-            SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
-            SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
-            SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
-            SessionMsg::Cancel | SessionMsg::Shutdown | SessionMsg::Close => {}
-        }
-    }
-}
 
 type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
 
@@ -122,6 +89,8 @@ pub(crate) struct SessionActor {
     state_dir: Option<std::path::PathBuf>,
     /// When acplb is stopping: by when the summary must have come.
     summary_by: Option<Instant>,
+    /// The session's input queue (`None`: sessions are not kept).
+    inbox: Option<Inbox>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -138,6 +107,7 @@ pub(crate) struct SessionParts {
     pub(crate) registry: Option<Tracked>,
     pub(crate) state_dir: Option<std::path::PathBuf>,
     pub(crate) turn_timeout: Option<Duration>,
+    pub(crate) inbox: Option<Inbox>,
 }
 
 impl SessionActor {
@@ -161,6 +131,7 @@ impl SessionActor {
             turns: parts.turns,
             state_dir: parts.state_dir,
             summary_by: None,
+            inbox: parts.inbox,
         }
     }
 
@@ -204,6 +175,9 @@ impl SessionActor {
                 () = sleep_until(deadline) => self.on_turn_timeout(),
             }
         }
+        if let Some(inbox) = self.take_inbox() {
+            inbox.close(&mut rx).await;
+        }
         let summary = match self.summary_by {
             Some(deadline) => self.summarise(deadline).await,
             None => Summary::NotAsked,
@@ -246,6 +220,9 @@ impl SessionActor {
                 self.shutting_down = true;
                 self.cancel_all();
             }
+            SessionMsg::QueueOpened(queue) => self.on_queue_opened(queue),
+            SessionMsg::QueueWake => self.pull_queue(),
+            SessionMsg::QueueClaimed { queue, result } => self.on_queue_claimed(queue, result),
         }
     }
 
@@ -291,7 +268,7 @@ impl SessionActor {
 
     fn start_next_turn(&mut self) -> Option<TurnFuture> {
         loop {
-            let (req, responder) = self.queue.pop_front()?;
+            let (mut req, responder) = self.queue.pop_front()?;
             if responder.cancellation().is_cancelled() {
                 // The editor withdrew it (`$/cancel_request`) while it waited: it never runs.
                 tracing::debug!(session = %self.id, "a queued prompt was withdrawn; skipped");
@@ -305,6 +282,8 @@ impl SessionActor {
                 )));
                 return None;
             };
+            // Queued messages announced since the last turn go with this prompt.
+            self.add_held(&mut req);
             let mut turn = match self.new_turn(&req) {
                 Ok(turn) => turn,
                 Err(err) => {
@@ -316,6 +295,7 @@ impl SessionActor {
             self.turns += 1;
             let turn_no = self.turns;
             self.record(|j| j.prompt(turn_no, &req.prompt, false));
+            self.held_delivered();
             if let Some(registry) = &self.registry {
                 registry.busy(true);
                 if turn_no == 1

@@ -107,6 +107,19 @@ impl Queue {
     /// longer than any delivery takes, or a slow delivery is taken back while it runs and the
     /// message may then be delivered twice at once.
     pub fn recover_stale(&self, older_than: Duration) -> Result<usize, QueueError> {
+        self.recover(older_than, older_than)
+    }
+
+    /// Puts every claim back, whatever its age; temporary files are only removed past
+    /// `temp_older_than` (a sender may be writing one now). Only for a consumer that knows it
+    /// is the queue's one consumer, so every claim there was left by a predecessor that died:
+    /// an editor session's queue, which only the acplb that has the session open consumes.
+    pub fn take_back_claims(&self, temp_older_than: Duration) -> Result<usize, QueueError> {
+        self.recover(Duration::ZERO, temp_older_than)
+    }
+
+    /// Claims older than `claims` go back, temporary files older than `temps` go.
+    fn recover(&self, claims: Duration, temps: Duration) -> Result<usize, QueueError> {
         let now = SystemTime::now();
         let mut recovered = 0;
         for (name, kind) in self.entries()? {
@@ -114,7 +127,13 @@ impl Queue {
             let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else {
                 continue; // settled or recovered meanwhile
             };
-            if now.duration_since(modified).unwrap_or_default() <= older_than {
+            let age = now.duration_since(modified).unwrap_or_default();
+            let limit = if matches!(kind, FileKind::Temp) {
+                temps
+            } else {
+                claims
+            };
+            if !limit.is_zero() && age <= limit {
                 continue;
             }
             match kind {

@@ -27,6 +27,7 @@
 
 mod claimed;
 mod consume;
+mod envelope;
 mod error;
 mod message;
 mod send;
@@ -35,6 +36,7 @@ mod watch;
 
 pub use claimed::Claimed;
 pub use consume::Queue;
+pub use envelope::envelope;
 pub use error::QueueError;
 pub use message::{BadMessageId, MAX_FROM_BYTES, MAX_TEXT_BYTES, Message, MessageId, check_text};
 pub use send::send;

@@ -134,6 +134,20 @@ fn stale_claims_are_taken_back_fresh_ones_are_not() {
 }
 
 #[test]
+fn the_one_consumer_takes_back_every_claim_but_not_a_fresh_temp_file() {
+    let state = tempfile::tempdir().unwrap();
+    let id = send(state.path(), BOB, None, "hi").unwrap();
+    let mut q = Queue::open(state.path(), BOB).unwrap();
+    let claim = q.claim_next().unwrap().unwrap();
+    let writing = q.dir().join(".tmp-being-written");
+    std::fs::write(&writing, "half").unwrap();
+    assert_eq!(q.take_back_claims(Duration::from_secs(60)).unwrap(), 1);
+    assert_eq!(q.pending().unwrap()[0].id, id);
+    assert!(writing.exists(), "a sender may still be writing it");
+    std::mem::forget(claim); // its file is gone; its drop would only warn
+}
+
+#[test]
 fn damaged_files_are_set_aside_and_others_ignored() {
     let state = tempfile::tempdir().unwrap();
     let mut q = Queue::open(state.path(), BOB).unwrap();

@@ -1,0 +1,62 @@
+//! What the runtime, and the session's own helpers (its queue watcher, blocking claims), tell
+//! a session actor.
+
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    PromptRequest, PromptResponse, SessionConfigOptionValue, SessionModeId, SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+};
+
+use crate::runtime::wire_error::{self, reply};
+use crate::sessions::queue::{Claimed, Queue, QueueError};
+
+/// What the runtime tells a session.
+#[derive(Debug)]
+pub(crate) enum SessionMsg {
+    Prompt {
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    },
+    Cancel,
+    SetMode {
+        mode_id: SessionModeId,
+        responder: Responder<SetSessionModeResponse>,
+    },
+    SetConfig {
+        id: String,
+        value: SessionConfigOptionValue,
+        responder: Responder<SetSessionConfigOptionResponse>,
+    },
+    /// acplb stops: the running turn is cancelled, then the summary asked for (if the
+    /// `session-summary` plugin runs) by the deadline.
+    Shutdown,
+    /// `session/close`: the running turn is cancelled and the session stops.
+    Close,
+    /// The session's input queue is open (claims left by a dead acplb taken back) and watched.
+    QueueOpened(Queue),
+    /// The input queue may hold a message (a file arrived, or the watcher's tick).
+    QueueWake,
+    /// A claim made off the runtime thread came back, with the queue it was made on.
+    QueueClaimed {
+        queue: Queue,
+        result: Result<Option<Claimed>, QueueError>,
+    },
+}
+
+impl SessionMsg {
+    /// Answers the request this message carries (if any) with an error saying `why`.
+    pub(crate) fn refuse(self, why: &str) {
+        let error = || wire_error::internal(why);
+        match self {
+            SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::Cancel
+            | SessionMsg::Shutdown
+            | SessionMsg::Close
+            | SessionMsg::QueueOpened(_)
+            | SessionMsg::QueueWake
+            | SessionMsg::QueueClaimed { .. } => {}
+        }
+    }
+}
