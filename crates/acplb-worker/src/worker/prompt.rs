@@ -3,6 +3,7 @@
 //! instructions.
 
 use acplb_atm::MailEnvelope;
+use acplb_core::sessions::queue::Message;
 use serde_json::json;
 
 use crate::config::{AgentConfig, render_prompt};
@@ -20,13 +21,12 @@ pub(crate) fn for_mail(agent: &AgentConfig, mail: &MailEnvelope) -> String {
     )
 }
 
-/// The prompt for a message from the input queue (`acplb worker send`).
-pub(crate) fn for_queued(agent: &AgentConfig, from: Option<&str>, text: &str, id: &str) -> String {
-    let from = from.unwrap_or("acplb worker send");
-    let envelope =
-        json!({ "messages": [{ "from": from, "message": text, "message_id": id }], "remaining": 0 });
-    let envelope = serde_json::to_string_pretty(&envelope).unwrap_or_default();
-    let summary = acplb_atm::record::auto_summary(text);
+/// The prompt for a message from the input queue (`acplb worker send`), in the envelope
+/// editor sessions get queued messages in.
+pub(crate) fn for_queued(agent: &AgentConfig, message: &Message) -> String {
+    let from = message.from.as_deref().unwrap_or("acplb worker send");
+    let envelope = acplb_core::sessions::queue::envelope(message);
+    let summary = acplb_atm::record::auto_summary(&message.text);
     let body = render_prompt(&agent.prompt_template, &envelope, from, &summary);
     format!(
         "A message for you, {me}, from your input queue.\n\n{body}",

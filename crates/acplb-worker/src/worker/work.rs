@@ -35,10 +35,7 @@ impl Work {
     pub(crate) fn prompt(&self, agent: &AgentConfig) -> String {
         match self {
             Self::Mail { mail, .. } => super::prompt::for_mail(agent, mail),
-            Self::Queued(c) => {
-                let m = c.message();
-                super::prompt::for_queued(agent, m.from.as_deref(), &m.text, &m.id.to_string())
-            }
+            Self::Queued(c) => super::prompt::for_queued(agent, c.message()),
         }
     }
 }
