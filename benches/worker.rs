@@ -145,8 +145,7 @@ fn wait_reply(team: &Path, worker: &str, n: usize) {
     loop {
         let text = std::fs::read_to_string(&inbox).unwrap_or_default();
         let count = serde_json::from_str::<Vec<serde_json::Value>>(&text)
-            .map(|v| v.iter().filter(|r| r["from"] == worker).count())
-            .unwrap_or(0);
+            .map_or(0, |v| v.iter().filter(|r| r["from"] == worker).count());
         if count >= n {
             return;
         }
