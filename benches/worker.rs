@@ -98,10 +98,13 @@ fn main() {
     // Clock ticks are 1/100 s on Linux.
     let cpu = (ticks1 - ticks0) as f64 / 100.0 / elapsed.as_secs_f64() * 100.0;
     println!(
-        "idle daemon, 3 workers, {idle} s: CPU {cpu:.3} % ({} ticks); own memory: VmRSS {} kB, VmHWM {} kB",
+        "idle daemon, 3 workers, {idle} s: CPU {cpu:.3} % ({} ticks); own memory: VmRSS {} kB (RssAnon {} kB, RssFile {} kB), VmHWM {} kB, {} threads",
         ticks1 - ticks0,
         status_kb(pid, "VmRSS"),
-        status_kb(pid, "VmHWM")
+        status_kb(pid, "RssAnon"),
+        status_kb(pid, "RssFile"),
+        status_kb(pid, "VmHWM"),
+        status_kb(pid, "Threads")
     );
     for child in children(pid) {
         println!("  child {child}: VmRSS {} kB (not counted)", status_kb(child, "VmRSS"));
