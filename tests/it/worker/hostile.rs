@@ -55,3 +55,41 @@ async fn a_second_daemon_on_the_same_state_dir_is_refused() {
     assert!(err.contains("already running"), "{err}");
     rig.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_on_the_control_socket_and_in_the_inbox_breaks_nothing() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let mut rig = Rig::new();
+    rig.write_config(&rig.agent("bob", ""));
+    rig.start();
+    rig.wait_state("bob@demo", "idle").await;
+    // A request that is not one, then bytes that are not UTF-8: each gets an error answer.
+    let socket = rig.state_dir().join("workers/control.sock");
+    for junk in [&b"{\"op\":\"explode\"}\n"[..], &b"\xff\xfe\n"[..]] {
+        let mut stream = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        stream.write_all(junk).unwrap();
+        let mut answer = String::new();
+        BufReader::new(stream).read_line(&mut answer).unwrap();
+        assert!(answer.contains("\"result\":\"error\""), "{answer}");
+    }
+    // A damaged inbox: the worker says so in its log and stays up.
+    let inbox = rig.atm_home().join(".claude/teams/demo/inboxes/bob.json");
+    std::fs::write(&inbox, b"[{\"from\": \"alice\", \"text\": ").unwrap();
+    assert!(
+        crate::harness::eventually(super::rig::PATIENCE, || rig
+            .stderr()
+            .contains("cannot read the inbox"))
+        .await,
+        "{}",
+        rig.stderr()
+    );
+    let bob = rig.wait_state("bob@demo", "idle").await;
+    assert_eq!(bob["restarts"], 0, "{bob}");
+    // Repaired: mail flows again.
+    std::fs::remove_file(&inbox).unwrap();
+    rig.teammate("alice")
+        .send("bob", "fixed scenario:answer", None)
+        .unwrap();
+    rig.wait_mail("alice", "bob", 1).await;
+    rig.stop().await;
+}
