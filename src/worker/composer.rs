@@ -1,6 +1,8 @@
 //! A worker's plugin pipeline: `atm-identity` claiming exactly the agent's name (a collision is
 //! an error, never a `-2`) and `atm-mail`, then the plugins of the agent's own `composer` file.
 //! Written as a composer file of its own under the state dir, so the usual validation runs.
+//! The same file tells where the worker's mail lives ([`mail_spec`]), so the worker reads the
+//! mailbox its plugins use.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +12,8 @@ use toml::{Table, Value};
 
 const IDENTITY: &str = "atm-identity";
 const MAIL: &str = "atm-mail";
+/// `atm-mail`'s backend that runs the `atm` CLI.
+const ATM_CLI: &str = "atm-cli";
 
 /// Writes the worker's composer file and returns its path.
 pub(super) fn write(state: &Path, agent: &AgentConfig) -> anyhow::Result<PathBuf> {
@@ -25,6 +29,35 @@ pub(super) fn write(state: &Path, agent: &AgentConfig) -> anyhow::Result<PathBuf
     acplb_core::sessions::state::write_private_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
+}
+
+/// Where a worker's mail lives, as its plugins will see it.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct MailSpec {
+    /// `atm-mail`'s `backend = "atm-cli"`: mail through the `atm` CLI, not inbox files.
+    pub(super) atm_cli: bool,
+    /// `atm-identity`'s `atm_home` (exported to the plugins as `ATM_HOME`), if set.
+    pub(super) atm_home: Option<PathBuf>,
+}
+
+/// The mail settings of the agent's own composer file (none: inbox files under `ATM_HOME`).
+/// The backend name itself is checked when the worker's plugins are built.
+pub(super) fn mail_spec(agent: &AgentConfig) -> anyhow::Result<MailSpec> {
+    let own = match &agent.composer {
+        Some(path) => plugins_of(path)?,
+        None => return Ok(MailSpec::default()),
+    };
+    let param = |id: &str, key: &str| {
+        own.iter()
+            .find(|t| id_of(t) == Some(id))
+            .and_then(|t| t.get(key))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    Ok(MailSpec {
+        atm_cli: param(MAIL, "backend").as_deref() == Some(ATM_CLI),
+        atm_home: param(IDENTITY, "atm_home").map(PathBuf::from),
+    })
 }
 
 fn plugins_of(path: &Path) -> anyhow::Result<Vec<Table>> {
@@ -115,5 +148,23 @@ mod tests {
             Some("/x"),
             "the agent's own atm_home is kept"
         );
+        assert_eq!(
+            mail_spec(&agent(Some(own))).unwrap(),
+            MailSpec {
+                atm_cli: false,
+                atm_home: Some("/x".into())
+            }
+        );
+    }
+
+    #[test]
+    fn the_agents_atm_mail_backend_decides_where_its_mail_lives() {
+        assert_eq!(mail_spec(&agent(None)).unwrap(), MailSpec::default());
+        let dir = tempfile::tempdir().unwrap();
+        let own = dir.path().join("c.toml");
+        std::fs::write(&own, "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm-cli\"\n").unwrap();
+        let spec = mail_spec(&agent(Some(own))).unwrap();
+        assert!(spec.atm_cli);
+        assert_eq!(spec.atm_home, None);
     }
 }

@@ -6,11 +6,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use acplb_atm::MailStore;
+use acplb_atm::atm_cli::AtmCli;
 use acplb_codex::{CodexAdapter, CodexOptions, Transport};
 use acplb_core::plugin::ComposerPipelines;
 use acplb_core::plugin::composer::Source;
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::{Durability, Server, ServerOptions};
+use acplb_worker::WorkerMail;
 use acplb_worker::config::AgentConfig;
 
 /// What every worker's server shares.
@@ -55,9 +57,22 @@ impl acplb_worker::Host for CodexHost {
         Ok((server, provider))
     }
 
-    fn mail(&self, agent: &AgentConfig) -> Result<MailStore, String> {
-        MailStore::from_env(&acplb_atm::ProcessEnv, agent.name.name(), agent.name.team())
-            .map_err(|e| e.to_string())
+    fn mail(&self, agent: &AgentConfig) -> Result<WorkerMail, String> {
+        let spec = super::composer::mail_spec(agent).map_err(|e| format!("{e:#}"))?;
+        let (name, team) = (agent.name.name(), agent.name.team());
+        if spec.atm_cli {
+            // `atm` on PATH, as the `atm-mail` plugin and its MCP server run it.
+            let cli = AtmCli::new(name, team);
+            return Ok(WorkerMail::AtmCli(match spec.atm_home {
+                Some(home) => cli.with_env("ATM_HOME", home),
+                None => cli,
+            }));
+        }
+        let store = match spec.atm_home {
+            Some(home) => MailStore::new(home.join(".claude"), name, team),
+            None => MailStore::from_env(&acplb_atm::ProcessEnv, name, team),
+        };
+        store.map(WorkerMail::Files).map_err(|e| e.to_string())
     }
 
     fn state_dir(&self) -> &Path {

@@ -18,6 +18,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::link::{Link, TurnEnd};
 use super::mail::{Mailbox, reply_id};
+use super::wake::{ATM_POLL, MailWake};
 use super::work::{self, Settled, Work};
 use super::{Ctl, Ctx, Exit, session_file};
 use crate::config::Policy;
@@ -55,7 +56,7 @@ impl Lanes {
 /// What a ready worker watches.
 struct Ready {
     session: SessionId,
-    mail_watch: QueueWatcher,
+    mail_watch: MailWake,
     queue: Arc<Mutex<Queue>>,
     queue_watch: QueueWatcher,
 }
@@ -74,20 +75,7 @@ async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String
     session_file::write(&ctx.state_dir, &agent.name, &session.to_string());
     configure(link, &session, agent).await?;
     ctx.status.borrow_mut().session_id = Some(session.to_string());
-    let inbox_dir = mailbox.inbox_dir().ok_or("the worker's inbox has no folder")?;
-    if let Some(team_dir) = inbox_dir.parent()
-        && !team_dir.is_dir()
-    {
-        return Err(format!(
-            "team `{}` has no folder at {} (create the team first)",
-            agent.name.team(),
-            team_dir.display()
-        ));
-    }
-    acplb_core::sessions::state::create_private_dir(&inbox_dir)
-        .map_err(|e| format!("cannot create the inbox folder {}: {e}", inbox_dir.display()))?;
-    let mail_watch = QueueWatcher::with_tick(&inbox_dir, QUEUE_TICK)
-        .map_err(|e| format!("cannot watch the inbox: {e}"))?;
+    let mail_watch = watch_mail(agent, mailbox)?;
     let queue = open_queue(&ctx.state_dir, &agent.name.to_string())?;
     let queue_watch = {
         let q = queue.lock().unwrap_or_else(PoisonError::into_inner);
@@ -99,6 +87,29 @@ async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String
         queue,
         queue_watch,
     })
+}
+
+/// What wakes the worker for mail: a watcher on the inbox folder (created if missing, in a
+/// team folder that must exist), or polls of `atm list` on the `atm-cli` backend.
+fn watch_mail(agent: &crate::config::AgentConfig, mailbox: &Mailbox) -> Result<MailWake, String> {
+    let inbox_dir = match mailbox {
+        Mailbox::AtmCli(cli) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
+        Mailbox::Files(_) => mailbox.inbox_dir().ok_or("the worker's inbox has no folder")?,
+    };
+    if let Some(team_dir) = inbox_dir.parent()
+        && !team_dir.is_dir()
+    {
+        return Err(format!(
+            "team `{}` has no folder at {} (create the team first)",
+            agent.name.team(),
+            team_dir.display()
+        ));
+    }
+    acplb_core::sessions::state::create_private_dir(&inbox_dir)
+        .map_err(|e| format!("cannot create the inbox folder {}: {e}", inbox_dir.display()))?;
+    QueueWatcher::with_tick(&inbox_dir, QUEUE_TICK)
+        .map(MailWake::Files)
+        .map_err(|e| format!("cannot watch the inbox: {e}"))
 }
 
 /// Runs the worker on `link` until it must stop.
@@ -199,7 +210,7 @@ pub(crate) async fn drive(
             .inactivity_timeout
             .saturating_sub(last_turn.elapsed());
         tokio::select! {
-            _ = mail_watch.wait() => read_mail = true,
+            () = mail_watch.wait() => read_mail = true,
             _ = queue_watch.wait() => read_queue = true,
             Some((lane, work, end)) = running.next(), if !running.is_empty() => {
                 lanes.busy[lane] = false;

@@ -1,12 +1,20 @@
 //! The worker's mailbox: unread mail, the reply written as the worker, and the mark that a
-//! message was handled. Every call is blocking file I/O under Claude's lock, so each runs on
-//! the blocking pool.
+//! message was handled, on either backend. Every call blocks (file I/O under Claude's lock, or
+//! `atm` runs), so each runs on the blocking pool; only the poll's count is an async child.
+//!
+//! Replies are idempotent on the files backend only: `send_with_id` writes a reply's fixed id
+//! once. `atm send` (ATM 1.6) takes no message id and offers no other idempotency, so on the
+//! `atm-cli` backend a crash between the reply and the mark that the message was read answers
+//! it again: the sender may get the reply twice.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use acplb_atm::{MailEnvelope, MailStore, ReadOptions, ReadReceipt};
+use acplb_atm::atm_cli::AtmCli;
+use acplb_atm::{MailBackend, MailEnvelope, MailStore, ReadOptions, ReadReceipt};
 use ulid::Ulid;
+
+use crate::host::WorkerMail;
 
 /// At most this many messages are read at once; the rest wait for the next wake-up.
 const READ_BATCH: usize = 64;
@@ -15,32 +23,46 @@ const MAX_MESSAGE_CHARS: usize = 16_384;
 
 /// One worker's mailbox.
 #[derive(Debug, Clone)]
-pub(crate) struct Mailbox {
-    store: Arc<MailStore>,
+pub(crate) enum Mailbox {
+    /// Claude Code's inbox files.
+    Files(Arc<MailStore>),
+    /// ATM's daemon, through the `atm` CLI.
+    AtmCli(Arc<AtmCli>),
 }
 
 impl Mailbox {
-    pub(crate) fn new(store: MailStore) -> Self {
-        Self {
-            store: Arc::new(store),
+    pub(crate) fn new(mail: WorkerMail) -> Self {
+        match mail {
+            WorkerMail::Files(store) => Self::Files(Arc::new(store)),
+            WorkerMail::AtmCli(cli) => Self::AtmCli(Arc::new(cli)),
         }
     }
 
-    /// The folder holding the worker's inbox (watched for new mail).
+    fn backend(&self) -> Arc<dyn MailBackend> {
+        match self {
+            Self::Files(store) => store.clone(),
+            Self::AtmCli(cli) => cli.clone(),
+        }
+    }
+
+    /// The folder holding the worker's inbox (watched for new mail); `None` on `atm-cli`.
     pub(crate) fn inbox_dir(&self) -> Option<PathBuf> {
-        self.store.own_inbox().parent().map(std::path::Path::to_path_buf)
+        match self {
+            Self::Files(store) => store.own_inbox().parent().map(std::path::Path::to_path_buf),
+            Self::AtmCli(_) => None,
+        }
     }
 
     /// Unread mail, oldest first, and the receipt that marks it read.
     pub(crate) async fn unread(&self) -> Result<(Vec<MailEnvelope>, ReadReceipt), String> {
-        let store = self.store.clone();
+        let backend = self.backend();
         blocking(move || {
             let opts = ReadOptions {
                 max_messages: READ_BATCH,
                 max_message_length: MAX_MESSAGE_CHARS,
                 include_system: false,
             };
-            store
+            backend
                 .read(&opts)
                 .map(|b| (b.messages, b.receipt))
                 .map_err(|e| e.to_string())
@@ -48,13 +70,18 @@ impl Mailbox {
         .await
     }
 
-    /// Whether the reply with `id` is already in `to`'s inbox.
+    /// Whether the reply with `id` is already in `to`'s inbox. Always `false` on `atm-cli`,
+    /// which cannot tell (see the module's note).
     pub(crate) async fn replied(&self, to: &str, id: Ulid) -> Result<bool, String> {
-        let (store, to) = (self.store.clone(), to.to_owned());
+        let Self::Files(store) = self else {
+            return Ok(false);
+        };
+        let (store, to) = (store.clone(), to.to_owned());
         blocking(move || store.has_message(&to, id).map_err(|e| e.to_string())).await
     }
 
-    /// Writes the reply (idempotent: the same `id` is never written twice).
+    /// Writes the reply: idempotent on files (the same `id` is never written twice); on
+    /// `atm-cli` ATM gives the reply an id of its own and `id` is only logged.
     pub(crate) async fn reply(
         &self,
         to: &str,
@@ -62,20 +89,32 @@ impl Mailbox {
         summary: String,
         id: Ulid,
     ) -> Result<(), String> {
-        let (store, to) = (self.store.clone(), to.to_owned());
-        blocking(move || {
-            store
-                .send_with_id(&to, &text, Some(&summary), id)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
-        .await
+        let to = to.to_owned();
+        match self {
+            Self::Files(store) => {
+                let store = store.clone();
+                blocking(move || {
+                    store
+                        .send_with_id(&to, &text, Some(&summary), id)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+                .await
+            }
+            Self::AtmCli(cli) => {
+                let cli = cli.clone();
+                let sent =
+                    blocking(move || cli.send(&to, &text, Some(&summary)).map_err(|e| e.to_string())).await?;
+                tracing::debug!(reply = %id, atm_id = %sent.message_id, "reply sent through atm");
+                Ok(())
+            }
+        }
     }
 
     /// Marks the messages of `receipt` read.
     pub(crate) async fn mark_read(&self, receipt: ReadReceipt) -> Result<(), String> {
-        let store = self.store.clone();
-        blocking(move || store.commit(&receipt).map(|_| ()).map_err(|e| e.to_string())).await
+        let backend = self.backend();
+        blocking(move || backend.commit(&receipt).map(|_| ()).map_err(|e| e.to_string())).await
     }
 }
 

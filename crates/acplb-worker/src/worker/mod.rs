@@ -7,6 +7,7 @@ mod mail;
 mod prompt;
 mod session_file;
 mod supervise;
+mod wake;
 mod work;
 
 use std::path::PathBuf;
@@ -54,14 +55,15 @@ pub(crate) struct Ctx {
 
 impl Ctx {
     /// Shows the worker active or not in its team's `config.json`, off the runtime thread.
+    /// Only on the files backend: with `atm-cli` the roster is ATM's, not a file of ours.
     pub(crate) fn activity(&self, active: bool) {
-        let Ok(store) = self.host.mail(&self.agent) else {
-            return;
-        };
         if active {
             self.status.borrow_mut().last_active =
                 Some(acplb_atm::time::format_millis(acplb_atm::time::now_millis()));
         }
+        let Ok(crate::host::WorkerMail::Files(store)) = self.host.mail(&self.agent) else {
+            return;
+        };
         let team_dir = store.team_dir(self.agent.name.team());
         let name = self.agent.name.name().to_owned();
         tokio::task::spawn_blocking(move || {
