@@ -3,6 +3,7 @@
 
 mod rig;
 
+mod atm_cli;
 mod hostile;
 mod lifecycle;
 mod mail;

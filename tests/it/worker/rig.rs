@@ -82,6 +82,11 @@ impl Rig {
         }
     }
 
+    /// Sets `key` in the daemon's environment (before [`Rig::start`]).
+    pub fn set_var(&mut self, key: &str, value: &str) {
+        self.vars.push((key.to_owned(), value.to_owned()));
+    }
+
     pub fn workspace(&self) -> PathBuf {
         self.env.workspace()
     }
