@@ -72,6 +72,13 @@ restarts with a doubling pause, at most max_restart_attempts times, then it is `
 one stays); SIGTERM/SIGINT stop every worker within shutdown_timeout_secs, leaving
 interrupted messages unread.
 
+An agent whose own composer file (`composer = PATH`) sets `backend = \"atm-cli\"` on its
+`atm-mail` plugin keeps its mail in ATM's daemon (ATM >= 1.2) instead: the worker runs `atm`
+from PATH as the agent, polls `atm list` every 2 s, replies with `atm send` and marks a message
+read with `atm read --message-id`. `atm send` takes no message id, so on that backend a crash
+between a reply and its mark may send the reply twice; team activity is not written to
+config.json there.
+
 Example workers.toml:
   [workers]
   health_check_interval_secs = 30

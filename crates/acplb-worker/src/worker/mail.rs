@@ -164,6 +164,6 @@ mod tests {
         assert_eq!(a, reply_id("bob@t", &envelope("m1")));
         assert_ne!(a, reply_id("bob@t", &envelope("m2")));
         assert_ne!(a, reply_id("carol@t", &envelope("m1")));
-        assert_eq!(a.timestamp_ms(), 1_795_233_600_000);
+        assert_eq!(a.timestamp_ms(), 1_795_406_400_000, "2026-11-23T04:00:00Z");
     }
 }
