@@ -114,6 +114,17 @@ fn main() {
         stats(&mut to_model)
     );
 
+    idle_report(pid);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    daemon.wait().unwrap();
+}
+
+/// The idle daemon's CPU over `ACPLB_BENCH_IDLE_SECS` and its memory, its children apart.
+fn idle_report(pid: u32) {
     std::thread::sleep(Duration::from_secs(5));
     let idle: u64 = std::env::var("ACPLB_BENCH_IDLE_SECS")
         .ok()
@@ -139,12 +150,6 @@ fn main() {
             status_kb(child, "VmRSS")
         );
     }
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    daemon.wait().unwrap();
 }
 
 fn wait_idle(state: &Path) {
