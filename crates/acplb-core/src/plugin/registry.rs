@@ -231,8 +231,9 @@ impl Registry {
     }
 }
 
-/// The known name closest to `wrong`, for "did you mean" hints.
-pub(crate) fn closest<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+/// The known name closest to `wrong`, for "did you mean" hints: an edit distance of at most a
+/// third of the name, at least 2 (shared by every configuration file acplb reads).
+pub fn closest<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     known
         .into_iter()
         .map(|k| (edit_distance(wrong, k), k))

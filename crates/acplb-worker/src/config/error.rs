@@ -107,30 +107,8 @@ pub(crate) fn utf8<'a>(file: &Path, bytes: &'a [u8], what: &str) -> Result<&'a s
     })
 }
 
-/// The known name closest to `wrong`, for "did you mean" hints (the same rule as the composer
-/// file's: an edit distance of at most a third of the name, at least 2).
-pub(crate) fn closest<'a>(wrong: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .into_iter()
-        .map(|k| (edit_distance(wrong, k), k))
-        .filter(|(d, k)| *d <= (k.len() / 3).max(2))
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur.push((prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+/// The known name closest to `wrong`, for "did you mean" hints (the composer file's rule).
+pub(crate) use acplb_core::plugin::registry::closest;
 
 /// The hint for an unknown key: a near miss, if any, then `label` and the known keys.
 pub(crate) fn unknown_key_hint(wrong: &str, known: &[&str], label: &str) -> String {
