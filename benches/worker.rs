@@ -45,12 +45,20 @@ fn main() {
     let state = env.root().join(".local/state/acplb");
     let mut config = String::from("[workers]\n");
     for w in WORKERS {
-        config.push_str(&format!("[workers.agents.\"{w}@demo\"]\ncwd = \"{}\"\n", env.workspace().display()));
+        config.push_str(&format!(
+            "[workers.agents.\"{w}@demo\"]\ncwd = \"{}\"\n",
+            env.workspace().display()
+        ));
     }
     let config_path = atm.path().join("workers.toml");
     std::fs::write(&config_path, config).unwrap();
     let mut daemon = Command::new(ACPLB)
-        .args(["-c", "features.unbounded_connection_retries=false", "worker", "--workers-config"])
+        .args([
+            "-c",
+            "features.unbounded_connection_retries=false",
+            "worker",
+            "--workers-config",
+        ])
         .arg(&config_path)
         .envs(env.env_vars())
         .env("ACPLB_CODEX", env.codex_path())
@@ -78,20 +86,39 @@ fn main() {
         let sent_at = SystemTime::now();
         let clock = Instant::now();
         let sent = alice.send(worker, &marker, None).unwrap();
-        while !mock.requests()[before_requests..].iter().any(|r| r.body.to_string().contains(&marker)) {
+        while !mock.requests()[before_requests..]
+            .iter()
+            .any(|r| r.body.to_string().contains(&marker))
+        {
             std::thread::sleep(Duration::from_micros(200));
-            assert!(clock.elapsed() < Duration::from_secs(60), "no request for message {n}");
+            assert!(
+                clock.elapsed() < Duration::from_secs(60),
+                "no request for message {n}"
+            );
         }
         to_model.push(clock.elapsed());
         let log = state.join(format!("workers/logs/{worker}@demo.log"));
-        to_turn.push(turn_started(&log, &sent.message_id).duration_since(sent_at).unwrap_or_default());
+        to_turn.push(
+            turn_started(&log, &sent.message_id)
+                .duration_since(sent_at)
+                .unwrap_or_default(),
+        );
         wait_reply(&team, worker, n / WORKERS.len() + 1);
     }
-    println!("mail written → turn started (worker log), {MESSAGES} messages: {}", stats(&mut to_turn));
-    println!("mail written → model request, {MESSAGES} messages: {}", stats(&mut to_model));
+    println!(
+        "mail written → turn started (worker log), {MESSAGES} messages: {}",
+        stats(&mut to_turn)
+    );
+    println!(
+        "mail written → model request, {MESSAGES} messages: {}",
+        stats(&mut to_model)
+    );
 
     std::thread::sleep(Duration::from_secs(5));
-    let idle: u64 = std::env::var("ACPLB_BENCH_IDLE_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let idle: u64 = std::env::var("ACPLB_BENCH_IDLE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
     let (ticks0, t0) = (cpu_ticks(pid), Instant::now());
     std::thread::sleep(Duration::from_secs(idle));
     let (ticks1, elapsed) = (cpu_ticks(pid), t0.elapsed());
@@ -104,9 +131,16 @@ fn main() {
         status_kb(pid, "VmHWM")
     );
     for child in children(pid) {
-        println!("  child {child}: VmRSS {} kB (not counted)", status_kb(child, "VmRSS"));
+        println!(
+            "  child {child}: VmRSS {} kB (not counted)",
+            status_kb(child, "VmRSS")
+        );
     }
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGTERM).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
     daemon.wait().unwrap();
 }
 
@@ -115,11 +149,16 @@ fn wait_idle(state: &Path) {
     loop {
         if let Ok(Answer::Status(s)) = control::ask(state, &Request::Status)
             && s.workers.len() == WORKERS.len()
-            && s.workers.iter().all(|w| w.state == acplb_worker::WorkerState::Idle)
+            && s.workers
+                .iter()
+                .all(|w| w.state == acplb_worker::WorkerState::Idle)
         {
             return;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "the workers never became idle");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the workers never became idle"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -130,11 +169,18 @@ fn turn_started(log: &Path, message_id: &str) -> SystemTime {
     let start = Instant::now();
     loop {
         let text = std::fs::read_to_string(log).unwrap_or_default();
-        if let Some(line) = text.lines().find(|l| l.contains("turn started") && l.contains(&needle)) {
+        if let Some(line) = text
+            .lines()
+            .find(|l| l.contains("turn started") && l.contains(&needle))
+        {
             let stamp = line.split_whitespace().next().unwrap();
             return humantime::parse_rfc3339_weak(stamp.trim_end_matches('Z')).unwrap();
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "no `turn started` for {message_id} in {}", log.display());
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no `turn started` for {message_id} in {}",
+            log.display()
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -149,7 +195,10 @@ fn wait_reply(team: &Path, worker: &str, n: usize) {
         if count >= n {
             return;
         }
-        assert!(start.elapsed() < Duration::from_secs(60), "no reply {n} from {worker}");
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no reply {n} from {worker}"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }

@@ -55,7 +55,11 @@ async fn a_forked_session_starts_with_the_source_conversation() {
     let fork_request = body("what was the word?");
     let source_again = body("and the source?");
     let thread = |r: &acplb_playback::mock_model::LoggedRequest| r.header("thread-id").map(str::to_owned);
-    assert_ne!(thread(fork_request), thread(first), "the fork has a thread of its own");
+    assert_ne!(
+        thread(fork_request),
+        thread(first),
+        "the fork has a thread of its own"
+    );
     assert_eq!(thread(source_again), thread(first), "the source keeps its thread");
     assert!(
         !source_again.body.to_string().contains("what was the word?"),
@@ -66,10 +70,17 @@ async fn a_forked_session_starts_with_the_source_conversation() {
     if transport() == "exec" {
         assert!(text.contains("(a fork)"), "exec starts from a digest: {text}");
     } else {
-        assert!(!text.contains("(a fork)"), "app-server forks the thread itself: {text}");
+        assert!(
+            !text.contains("(a fork)"),
+            "app-server forks the thread itself: {text}"
+        );
     }
-    let journal = std::fs::read_to_string(live.state_dir().join(format!("sessions/{forked}/journal.jsonl"))).unwrap();
-    assert!(journal.contains("what was the word?"), "the fork keeps its own journal");
+    let journal =
+        std::fs::read_to_string(live.state_dir().join(format!("sessions/{forked}/journal.jsonl"))).unwrap();
+    assert!(
+        journal.contains("what was the word?"),
+        "the fork keeps its own journal"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -105,7 +116,9 @@ async fn forking_what_cannot_be_forked_says_why() {
         .await
         .unwrap();
     assert!(
-        errors[0].contains("cannot fork session `0b6a3f0e-0000-4000-8000-000000000000`: acplb keeps no session of that id"),
+        errors[0].contains(
+            "cannot fork session `0b6a3f0e-0000-4000-8000-000000000000`: acplb keeps no session of that id"
+        ),
         "{}",
         errors[0]
     );
@@ -116,8 +129,50 @@ async fn forking_what_cannot_be_forked_says_why() {
     );
     assert!(errors[2].contains("must be a session id"), "{}", errors[2]);
     assert!(
-        errors[3].contains("cannot fork session `damaged-1`") && errors[3].contains("is not an acplb session journal"),
+        errors[3].contains("cannot fork session `damaged-1`")
+            && errors[3].contains("is not an acplb session journal"),
         "{}",
         errors[3]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_whose_thread_is_gone_is_forked_from_a_digest() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let source = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            prompt(&cx, &s.session_id, "scenario:plain remember the word heron").await?;
+            Ok(s.session_id)
+        })
+        .await
+        .unwrap();
+    live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
+    // Codex's record of its threads, gone (another CODEX_HOME would look the same).
+    std::fs::remove_dir_all(live.env.home().join("sessions")).unwrap();
+    live.respawn();
+    let updates = live.updates.clone();
+    live.acplb
+        .client(&updates, async |cx| {
+            let (_, _) = open_session(&cx, &ws).await?;
+            let f = fork(&cx, &ws, json!(source.to_string())).await?;
+            prompt(&cx, &f.session_id, "scenario:plain and the word?").await
+        })
+        .await
+        .unwrap();
+    let last = live.mock.requests().last().unwrap().body.to_string();
+    assert!(
+        last.contains("(a fork)") && last.contains("remember the word heron"),
+        "the new thread starts from the digest: {last}"
+    );
+    if transport() != "exec" {
+        let text = live.updates.agent_text();
+        assert!(
+            text.contains("Codex could not fork the earlier conversation"),
+            "a notice says so: {text}"
+        );
+    }
 }

@@ -142,12 +142,18 @@ async fn concurrent_lanes_fork_the_workers_own_thread() {
     // The first request of every thread but the worker's own: each a lane.
     let mut lanes: Vec<(String, serde_json::Value)> = Vec::new();
     for r in rig.mock.requests() {
-        let Some(thread) = r.header("thread-id") else { continue };
+        let Some(thread) = r.header("thread-id") else {
+            continue;
+        };
         if thread != main && !lanes.iter().any(|(t, _)| t == thread) {
             lanes.push((thread.to_owned(), r.body.clone()));
         }
     }
-    assert_eq!(lanes.len(), 2, "two lanes besides the worker's own thread: {lanes:?}");
+    assert_eq!(
+        lanes.len(),
+        2,
+        "two lanes besides the worker's own thread: {lanes:?}"
+    );
     for (thread, body) in &lanes {
         assert_ne!(thread, &main);
         if crate::harness::transport() == "exec" {

@@ -26,8 +26,7 @@ pub(super) fn requested(meta: Option<&Meta>) -> Result<Option<String>, Error> {
             "`_meta.{FORK_OF}` must be a session id (a string), not {value}"
         )));
     };
-    state::check_session_id(id)
-        .map_err(|e| wire_error::invalid_params(format!("`_meta.{FORK_OF}`: {e}")))?;
+    state::check_session_id(id).map_err(|e| wire_error::invalid_params(format!("`_meta.{FORK_OF}`: {e}")))?;
     Ok(Some(id.to_owned()))
 }
 
@@ -109,11 +108,20 @@ mod tests {
     fn an_unknown_or_damaged_source_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let e = source_blocking(dir.path(), ID).unwrap_err();
-        assert!(e.message.starts_with(&format!("cannot fork session `{ID}`: acplb keeps no session")), "{}", e.message);
+        assert!(
+            e.message
+                .starts_with(&format!("cannot fork session `{ID}`: acplb keeps no session")),
+            "{}",
+            e.message
+        );
         let path = state::journal_path(dir.path(), ID);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "not a journal\n").unwrap();
         let e = source_blocking(dir.path(), ID).unwrap_err();
-        assert!(e.message.contains("is not an acplb session journal"), "{}", e.message);
+        assert!(
+            e.message.contains("is not an acplb session journal"),
+            "{}",
+            e.message
+        );
     }
 }

@@ -194,7 +194,13 @@ impl Store {
                     Err(e) => return reply(responder.respond_with_error(e)),
                 };
                 let id = SessionId::new(uuid::Uuid::new_v4().to_string());
-                self.open(id, req.cwd, req.mcp_servers, Reply::New { responder, fork_of }, cx);
+                self.open(
+                    id,
+                    req.cwd,
+                    req.mcp_servers,
+                    Reply::New { responder, fork_of },
+                    cx,
+                );
             }
             Command::LoadSession { req, responder, cx } => {
                 self.open_earlier(

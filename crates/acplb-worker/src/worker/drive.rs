@@ -157,18 +157,20 @@ pub(crate) async fn drive(
         while !pending.is_empty() {
             let lane = match lanes.free() {
                 Some(l) => l,
-                None if lanes.sessions.len() < lanes.limit => match link.fork(&agent.cwd, &lanes.sessions[0]).await {
-                    Ok(s) => {
-                        let _configured = configure(&link, &s, agent).await;
-                        lanes.sessions.push(s);
-                        lanes.busy.push(false);
-                        lanes.sessions.len() - 1
+                None if lanes.sessions.len() < lanes.limit => {
+                    match link.fork(&agent.cwd, &lanes.sessions[0]).await {
+                        Ok(s) => {
+                            let _configured = configure(&link, &s, agent).await;
+                            lanes.sessions.push(s);
+                            lanes.busy.push(false);
+                            lanes.sessions.len() - 1
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
+                            break;
+                        }
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
-                        break;
-                    }
-                },
+                }
                 None => break,
             };
             let Some(work) = pending.pop_front() else { break };
