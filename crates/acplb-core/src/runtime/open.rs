@@ -3,7 +3,6 @@
 //! already open), its plugins, then its journal and provider side off the loop; the session's
 //! actor starts, its registry entry is written and the request answered once they are done.
 
-use std::path::Path;
 use std::rc::Rc;
 
 use agent_client_protocol::Client;
@@ -130,18 +129,8 @@ impl Store {
         reply: Reply,
         cx: ConnectionTo<Client>,
     ) {
-        if let Err(message) = check_cwd(&cwd) {
-            reply.error(wire_error::invalid_params(message));
-            return;
-        }
-        if let Some(why) = &self.capabilities.refuses_sse_mcp
-            && let Some(name) = mcp_servers.iter().find_map(|s| match s {
-                McpServer::Sse(sse) => Some(sse.name.clone()),
-                _ => None,
-            })
-        {
-            let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
-            reply.error(wire_error::invalid_params(msg));
+        if let Err(e) = self.check_request(&cwd, &mcp_servers, &reply) {
+            reply.error(e);
             return;
         }
         let mut start = SessionStart {
@@ -169,12 +158,6 @@ impl Store {
             Reply::New { fork_of, .. } => fork_of.clone(),
             _ => None,
         };
-        if fork_of.is_some() && self.options.durability.is_none() {
-            reply.error(wire_error::invalid_params(
-                "this acplb keeps no sessions, so it cannot fork one (it has no state directory: set ACPLB_STATE_DIR or HOME)",
-            ));
-            return;
-        }
         let mut setup = SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
@@ -419,16 +402,5 @@ fn send_notice(
     };
     if let Err(e) = cx.send_notification(SessionNotification::new(session_id.clone(), update)) {
         tracing::debug!(error = %e, "dropping a notice: the client connection is closed");
-    }
-}
-
-fn check_cwd(cwd: &Path) -> Result<(), String> {
-    if !cwd.is_absolute() {
-        return Err(format!("cwd `{}` must be an absolute path", cwd.display()));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("cwd `{}` is not a directory", cwd.display())),
-        Err(e) => Err(format!("cwd `{}` is not accessible: {e}", cwd.display())),
     }
 }
