@@ -1,5 +1,6 @@
 //! The router's policies: `queue` keeps order, `reject` answers "busy" at once, `concurrent`
-//! runs turns side by side on separate Codex threads, never more than `max_concurrent`.
+//! runs turns side by side on separate Codex threads forked from the worker's own, never more
+//! than `max_concurrent`.
 
 use std::collections::BTreeSet;
 
