@@ -1,5 +1,6 @@
 //! The `codex exec --json` provider: one Codex process per turn, `exec resume <thread>` for
-//! later turns, its JSONL decoded into session updates as it streams.
+//! later turns, its JSONL decoded into session updates as it streams. It cannot fork a thread:
+//! a forked session starts a new thread from the source's summary or digest.
 
 use std::path::PathBuf;
 use std::process::ExitStatus;
@@ -78,6 +79,11 @@ pub(crate) fn open_exec_session(options: &CodexOptions, mut setup: SessionSetup)
         && let Some(context) = fallback.take()
     {
         // Nothing to resume: the new thread starts with what was said before.
+        setup.developer_instructions.push(context);
+    }
+    // `codex exec` cannot fork a thread: a forked session starts a new one whose developer
+    // instructions carry what the source conversation was (its summary or digest).
+    if let Some(context) = setup.fork.take().and_then(|f| f.context) {
         setup.developer_instructions.push(context);
     }
     Box::new(CodexSession {

@@ -200,6 +200,9 @@ pub struct SessionSetup {
     /// Set when the session continues one from an earlier process (`session/load`,
     /// `session/resume`): the conversation to go on with.
     pub resume: Option<Resume>,
+    /// Set when a new session branches off a kept one (`session/new` with
+    /// `_meta: {"acplb/forkOf": "<session id>"}`): the conversation it starts from.
+    pub fork: Option<Fork>,
 }
 
 /// The conversation a loaded or resumed session goes on with.
@@ -209,6 +212,18 @@ pub struct Resume {
     pub thread_id: Option<String>,
     /// What the earlier conversation was (its saved summary, else a digest of its journal),
     /// for the developer instructions of a new thread when `thread_id` cannot be resumed.
+    pub context: Option<String>,
+}
+
+/// The conversation a forked session starts from: a new conversation of its own that begins
+/// with everything the source session's conversation had.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fork {
+    /// The source session's provider thread, as its journal last recorded it (`None`: never
+    /// learned); a provider that can fork threads forks this one.
+    pub thread_id: Option<String>,
+    /// What the source conversation was (its saved summary, else a digest of its journal), for
+    /// the developer instructions of a new thread when the provider cannot fork `thread_id`.
     pub context: Option<String>,
 }
 

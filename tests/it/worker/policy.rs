@@ -1,5 +1,6 @@
 //! The router's policies: `queue` keeps order, `reject` answers "busy" at once, `concurrent`
-//! runs turns side by side on separate Codex threads, never more than `max_concurrent`.
+//! runs turns side by side on separate Codex threads forked from the worker's own, never more
+//! than `max_concurrent`.
 
 use std::collections::BTreeSet;
 
@@ -99,5 +100,74 @@ async fn concurrent_runs_turns_side_by_side_capped() {
         .filter_map(|r| r.header("thread-id").map(str::to_owned))
         .collect();
     assert_eq!(threads.len(), 2, "two Codex threads, never more: {threads:?}");
+    rig.stop().await;
+}
+
+/// The text of the `role` messages of a Responses request's input.
+fn texts_of(body: &serde_json::Value, role: &str) -> String {
+    body["input"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|item| item["role"] == role)
+        .map(|item| item["content"].to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_lanes_fork_the_workers_own_thread() {
+    let mut rig = Rig::new();
+    rig.write_config(&rig.agent("bob", "concurrency_policy = \"concurrent\"\nmax_concurrent = 3"));
+    rig.start();
+    rig.wait_state("bob@demo", "idle").await;
+    let alice = rig.teammate("alice");
+    alice
+        .send("bob", "remember the pelican-7 scenario:answer", None)
+        .unwrap();
+    rig.wait_mail("alice", "bob", 1).await;
+    let main = rig.mock.requests()[0]
+        .header("thread-id")
+        .expect("requests carry their thread")
+        .to_owned();
+    for n in 1..=3 {
+        alice
+            .send("bob", &format!("job {n} scenario:slow"), None)
+            .unwrap();
+    }
+    let replies = rig.wait_mail("alice", "bob", 4).await;
+    assert!(
+        replies[1..].iter().all(|r| text(r).starts_with("slow answer")),
+        "{replies:?}"
+    );
+    // The first request of every thread but the worker's own: each a lane.
+    let mut lanes: Vec<(String, serde_json::Value)> = Vec::new();
+    for r in rig.mock.requests() {
+        let Some(thread) = r.header("thread-id") else {
+            continue;
+        };
+        if thread != main && !lanes.iter().any(|(t, _)| t == thread) {
+            lanes.push((thread.to_owned(), r.body.clone()));
+        }
+    }
+    assert_eq!(
+        lanes.len(),
+        2,
+        "two lanes besides the worker's own thread: {lanes:?}"
+    );
+    for (thread, body) in &lanes {
+        assert_ne!(thread, &main);
+        if crate::harness::transport() == "exec" {
+            // `codex exec` cannot fork: the lane's new thread starts from a digest.
+            let developer = texts_of(body, "developer");
+            assert!(developer.contains("(a fork)"), "{developer}");
+            assert!(developer.contains("pelican-7"), "{developer}");
+        } else {
+            // A real fork: the earlier exchange is in the thread's history, no digest.
+            let user = texts_of(body, "user");
+            assert!(user.contains("remember the pelican-7"), "{user}");
+            assert!(!body.to_string().contains("(a fork)"), "{body}");
+        }
+    }
     rig.stop().await;
 }

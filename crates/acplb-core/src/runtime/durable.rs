@@ -25,7 +25,7 @@ pub struct Durability {
 }
 
 /// The most of an earlier conversation put into a new thread's instructions.
-const CONTEXT_BYTES: usize = 16 * 1024;
+pub(super) const CONTEXT_BYTES: usize = 16 * 1024;
 
 /// An earlier session read back, ready to go on.
 #[derive(Debug)]
@@ -86,23 +86,26 @@ fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
         history.records.extend(repair);
     }
     let facts = history.facts();
-    let summary = std::fs::read_to_string(state::summary_path(state, id))
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            format!(
-                "This session continues an earlier conversation whose Codex thread is no longer available. \
-                 Its summary:\n\n{}",
-                s.trim()
-            )
-        });
-    let context = summary.or_else(|| journal::digest(&history, CONTEXT_BYTES));
+    let context = summary(
+        state,
+        id,
+        "This session continues an earlier conversation whose Codex thread is no longer available.",
+    )
+    .or_else(|| journal::digest(&history, CONTEXT_BYTES));
     Ok(Loaded {
         history,
         facts,
         journal,
         context,
     })
+}
+
+/// Session `id`'s saved summary after `lead`, when it has one.
+pub(super) fn summary(state: &Path, id: &str, lead: &str) -> Option<String> {
+    std::fs::read_to_string(state::summary_path(state, id))
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| format!("{lead} Its summary:\n\n{}", s.trim()))
 }
 
 /// A session another live acplb has open is not opened here too: two processes would append

@@ -2,8 +2,10 @@
 //! which owns the session store and one actor per session.
 
 mod durable;
+mod fork;
 mod handlers;
 mod open;
+mod refuse;
 mod store;
 pub(crate) mod wire_error;
 
@@ -14,6 +16,7 @@ use std::time::Duration;
 use agent_client_protocol::{Agent, ConnectTo};
 
 pub use durable::Durability;
+pub use fork::FORK_OF;
 
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;

@@ -3,7 +3,6 @@
 //! already open), its plugins, then its journal and provider side off the loop; the session's
 //! actor starts, its registry entry is written and the request answered once they are done.
 
-use std::path::Path;
 use std::rc::Rc;
 
 use agent_client_protocol::Client;
@@ -16,6 +15,7 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::durable::{self, Loaded};
+use super::fork;
 use super::store::{SessionHandle, Store};
 use super::wire_error::{self, reply};
 use crate::permission::Mode;
@@ -29,7 +29,11 @@ use crate::sessions::registry::{Entry, Status, Tracked};
 /// The request a session is opened for, and how it is answered.
 #[derive(Debug)]
 pub(super) enum Reply {
-    New(Responder<NewSessionResponse>),
+    /// `session/new`, forking the kept session `fork_of` when set.
+    New {
+        responder: Responder<NewSessionResponse>,
+        fork_of: Option<String>,
+    },
     Load(Responder<LoadSessionResponse>),
     Resume(Responder<ResumeSessionResponse>),
 }
@@ -37,7 +41,7 @@ pub(super) enum Reply {
 impl Reply {
     pub(super) fn error(self, error: agent_client_protocol::Error) {
         match self {
-            Reply::New(r) => reply(r.respond_with_error(error)),
+            Reply::New { responder, .. } => reply(responder.respond_with_error(error)),
             Reply::Load(r) => reply(r.respond_with_error(error)),
             Reply::Resume(r) => reply(r.respond_with_error(error)),
         }
@@ -45,8 +49,8 @@ impl Reply {
 
     pub(super) fn ok(self, id: SessionId, modes: SessionModeState, options: Vec<SessionConfigOption>) {
         match self {
-            Reply::New(r) => {
-                reply(r.respond(NewSessionResponse::new(id).modes(modes).config_options(options)));
+            Reply::New { responder, .. } => {
+                reply(responder.respond(NewSessionResponse::new(id).modes(modes).config_options(options)));
             }
             Reply::Load(r) => {
                 reply(r.respond(LoadSessionResponse::new().modes(modes).config_options(options)));
@@ -125,18 +129,8 @@ impl Store {
         reply: Reply,
         cx: ConnectionTo<Client>,
     ) {
-        if let Err(message) = check_cwd(&cwd) {
-            reply.error(wire_error::invalid_params(message));
-            return;
-        }
-        if let Some(why) = &self.capabilities.refuses_sse_mcp
-            && let Some(name) = mcp_servers.iter().find_map(|s| match s {
-                McpServer::Sse(sse) => Some(sse.name.clone()),
-                _ => None,
-            })
-        {
-            let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
-            reply.error(wire_error::invalid_params(msg));
+        if let Err(e) = self.check_request(&cwd, &mcp_servers, &reply) {
+            reply.error(e);
             return;
         }
         let mut start = SessionStart {
@@ -159,7 +153,11 @@ impl Store {
             return;
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let earlier = !matches!(reply, Reply::New(_));
+        let earlier = !matches!(reply, Reply::New { .. });
+        let fork_of = match &reply {
+            Reply::New { fork_of, .. } => fork_of.clone(),
+            _ => None,
+        };
         let mut setup = SessionSetup {
             session_id: start.session_id,
             cwd: start.cwd,
@@ -168,6 +166,7 @@ impl Store {
             developer_instructions: start.developer_instructions,
             client_shows_notices: shows_notices,
             resume: None,
+            fork: None,
         };
         let pending = PendingSession {
             cwd,
@@ -185,14 +184,20 @@ impl Store {
         // A new session's journal is created here, before anything yields: a client that sends
         // `session/new` and hangs up at once still gets its answer (ADR 0012: a folder and a
         // file created on a local disk take microseconds, like each journal line).
-        let created = match (&durability, earlier) {
+        // A fork's is created once its source is known to be there (below).
+        let created = match (&durability, earlier || fork_of.is_some()) {
             (Some(d), false) => durable::create(d, &setup.session_id, &setup.cwd),
             _ => None,
         };
         let opening = tokio::task::spawn_local(async move {
             let result = async {
-                let (journal, loaded) = match (&durability, earlier) {
-                    (Some(d), true) => (None, Some(durable::load(d, &setup.session_id).await?)),
+                let (journal, loaded) = match (&durability, earlier, &fork_of) {
+                    (Some(d), true, _) => (None, Some(durable::load(d, &setup.session_id).await?)),
+                    (Some(d), false, Some(source)) => {
+                        setup.fork = Some(fork::source(d, source).await?);
+                        tracing::info!(session = %setup.session_id, source = %source, "the new session forks a kept one");
+                        (durable::create(d, &setup.session_id, &setup.cwd), None)
+                    }
                     _ => (created, None),
                 };
                 if let Some(loaded) = &loaded {
@@ -304,7 +309,8 @@ impl Store {
         .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
         let how = match pending.reply {
-            Reply::New(_) => "session created",
+            Reply::New { fork_of: None, .. } => "session created",
+            Reply::New { fork_of: Some(_), .. } => "session forked",
             Reply::Load(_) => "session loaded",
             Reply::Resume(_) => "session resumed",
         };
@@ -396,16 +402,5 @@ fn send_notice(
     };
     if let Err(e) = cx.send_notification(SessionNotification::new(session_id.clone(), update)) {
         tracing::debug!(error = %e, "dropping a notice: the client connection is closed");
-    }
-}
-
-fn check_cwd(cwd: &Path) -> Result<(), String> {
-    if !cwd.is_absolute() {
-        return Err(format!("cwd `{}` must be an absolute path", cwd.display()));
-    }
-    match std::fs::metadata(cwd) {
-        Ok(m) if m.is_dir() => Ok(()),
-        Ok(_) => Err(format!("cwd `{}` is not a directory", cwd.display())),
-        Err(e) => Err(format!("cwd `{}` is not accessible: {e}", cwd.display())),
     }
 }

@@ -189,8 +189,18 @@ impl Store {
         match cmd {
             Command::Initialize { req, responder } => self.initialize(&req, responder),
             Command::NewSession { req, responder, cx } => {
+                let fork_of = match super::fork::requested(req.meta.as_ref()) {
+                    Ok(f) => f,
+                    Err(e) => return reply(responder.respond_with_error(e)),
+                };
                 let id = SessionId::new(uuid::Uuid::new_v4().to_string());
-                self.open(id, req.cwd, req.mcp_servers, Reply::New(responder), cx);
+                self.open(
+                    id,
+                    req.cwd,
+                    req.mcp_servers,
+                    Reply::New { responder, fork_of },
+                    cx,
+                );
             }
             Command::LoadSession { req, responder, cx } => {
                 self.open_earlier(

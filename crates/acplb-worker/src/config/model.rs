@@ -92,7 +92,8 @@ pub enum Policy {
     Queue,
     /// `reject`: refuse it while busy.
     Reject,
-    /// `concurrent`: run up to `max_concurrent` turns at once.
+    /// `concurrent`: run up to `max_concurrent` turns at once, the extra ones each on a Codex
+    /// thread forked from the worker's own.
     Concurrent,
 }
 

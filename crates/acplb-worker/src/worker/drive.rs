@@ -32,7 +32,8 @@ const QUEUE_TICK: Duration = acplb_core::sessions::queue::TICK;
 type Running<'a> = FuturesUnordered<LocalBoxFuture<'a, (usize, Work, TurnEnd)>>;
 
 /// The sessions turns run in: the worker's own, and for `concurrent` up to `max_concurrent`
-/// more, opened when first needed.
+/// more, opened when first needed as forks of the worker's own (each its own Codex thread that
+/// starts with the worker's conversation so far).
 struct Lanes {
     sessions: Vec<SessionId>,
     busy: Vec<bool>,
@@ -167,18 +168,20 @@ pub(crate) async fn drive(
         while !pending.is_empty() {
             let lane = match lanes.free() {
                 Some(l) => l,
-                None if lanes.sessions.len() < lanes.limit => match link.open(&agent.cwd, None).await {
-                    Ok(s) => {
-                        let _configured = configure(&link, &s, agent).await;
-                        lanes.sessions.push(s);
-                        lanes.busy.push(false);
-                        lanes.sessions.len() - 1
+                None if lanes.sessions.len() < lanes.limit => {
+                    match link.fork(&agent.cwd, &lanes.sessions[0]).await {
+                        Ok(s) => {
+                            let _configured = configure(&link, &s, agent).await;
+                            lanes.sessions.push(s);
+                            lanes.busy.push(false);
+                            lanes.sessions.len() - 1
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
+                            break;
+                        }
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
-                        break;
-                    }
-                },
+                }
                 None => break,
             };
             let Some(work) = pending.pop_front() else { break };

@@ -116,6 +116,22 @@ impl Link {
         Ok(created.session_id)
     }
 
+    /// A new session that forks `source` (its conversation so far, on a thread of its own):
+    /// a further lane of a `concurrent` worker.
+    pub(crate) async fn fork(&self, cwd: &Path, source: &SessionId) -> Result<SessionId, Error> {
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            acplb_core::runtime::FORK_OF.to_owned(),
+            serde_json::Value::String(source.to_string()),
+        );
+        let created = self
+            .cx
+            .send_request(NewSessionRequest::new(cwd).meta(meta))
+            .block_task()
+            .await?;
+        Ok(created.session_id)
+    }
+
     /// Sets one config option (mode, model).
     pub(crate) async fn set_option(&self, session: &SessionId, id: &str, value: &str) -> Result<(), Error> {
         let req = SetSessionConfigOptionRequest::new(

@@ -35,10 +35,11 @@ use crate::instructions;
 use crate::transcript::Transcript;
 
 mod finish;
+mod thread;
 mod turn;
 
 use finish::{inject_instructions, start_request};
-use turn::{Ended, TurnRun, call, notify};
+use turn::{Ended, TurnRun, call};
 
 /// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
 const MAX_PROMPT_CHARS: usize = 1 << 20;
@@ -63,8 +64,11 @@ pub(crate) struct AppSession {
     thread: Option<Thread>,
     /// The id of a thread from an earlier server (or an earlier acplb), to resume.
     known_thread: Option<String>,
-    /// For a loaded session not yet resumed: what the conversation was, for a new thread if
-    /// Codex no longer has the old one.
+    /// For a forked session whose thread has not started yet: the source session's thread,
+    /// to fork.
+    fork_from: Option<String>,
+    /// For a loaded session not yet resumed (or a fork not yet forked): what the conversation
+    /// was, for a new thread if Codex no longer has the old one.
     fallback: Option<String>,
     totals: Totals,
     turns: u64,
@@ -81,7 +85,7 @@ pub(crate) struct AppSession {
 /// How the turn found its thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Found {
-    /// Started or resumed now, with this turn's instructions.
+    /// Started, resumed or forked now, with this turn's instructions.
     Started,
     /// Started when the session opened, without this turn's instructions.
     Early,
@@ -100,11 +104,14 @@ impl Drop for AppSession {
 impl AppSession {
     pub(crate) fn new(server: AppServer, mut setup: SessionSetup) -> Self {
         let resume = setup.resume.take().unwrap_or_default();
-        let mut fallback = resume.context;
-        if resume.thread_id.is_none()
+        let fork = setup.fork.take().unwrap_or_default();
+        let (known_thread, fork_from) = (resume.thread_id, fork.thread_id);
+        let mut fallback = resume.context.or(fork.context);
+        if known_thread.is_none()
+            && fork_from.is_none()
             && let Some(context) = fallback.take()
         {
-            // Nothing to resume: the new thread starts with what was said before.
+            // Nothing to resume or fork: the new thread starts with what was said before.
             setup.developer_instructions.push(context);
         }
         let mut session = Self {
@@ -112,7 +119,8 @@ impl AppSession {
             secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
             setup,
             thread: None,
-            known_thread: resume.thread_id,
+            known_thread,
+            fork_from,
             fallback,
             totals: Totals::default(),
             turns: 0,
@@ -122,156 +130,14 @@ impl AppSession {
             early: None,
         };
         // An error here shows at the first prompt, which builds the same request again. A
-        // loaded session resumes its thread at the first prompt instead.
-        if session.known_thread.is_some() {
+        // loaded session resumes its thread at the first prompt instead, a fork forks it then.
+        if session.known_thread.is_some() || session.fork_from.is_some() {
             return session;
         }
         if let Ok(params) = session.thread_params(Mode::default(), &SessionSettings::default(), &[]) {
             session.early = Some(early::start(session.server.clone(), params));
         }
         session
-    }
-
-    /// `thread/start` (and `thread/resume`) params for this session.
-    fn thread_params(
-        &self,
-        mode: Mode,
-        settings: &SessionSettings,
-        turn_instructions: &[String],
-    ) -> Result<Value, ProviderError> {
-        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
-            .map_err(ProviderError::Prepare)?;
-        let mut params = json!({
-            "cwd": self.setup.cwd,
-            "approvalPolicy": config::approval_policy(mode),
-            "sandbox": config::sandbox_mode(mode, settings),
-            "config": config,
-        });
-        if let Some(text) = self.instructions(turn_instructions) {
-            params["developerInstructions"] = Value::String(text);
-        }
-        if let Some(model) = &settings.model {
-            params["model"] = Value::String(model.clone());
-        }
-        Ok(params)
-    }
-
-    /// The thread started when the session opened, if it is on the running server.
-    async fn adopt_early(&mut self, conn: &Conn, transcript: &mut Transcript) -> bool {
-        let Some(handle) = self.early.as_mut() else {
-            return false;
-        };
-        // Awaited by reference: a cancel here leaves the start to finish for the next turn.
-        let early = handle.await.ok().flatten();
-        self.early = None;
-        let Some(early) = early.filter(|e| e.generation == conn.generation) else {
-            return false;
-        };
-        transcript.message(true, &early.request);
-        transcript.message(false, &early.result);
-        if let Some(model) = early.result.pointer("/result/model").and_then(Value::as_str) {
-            self.model = Some(model.to_owned());
-        }
-        self.known_thread = Some(early.id.clone());
-        self.thread = Some(Thread {
-            id: early.id,
-            generation: early.generation,
-            rx: early.rx,
-        });
-        true
-    }
-
-    /// The thread on the running server: started, or resumed when the server is newer than
-    /// the thread.
-    async fn thread(
-        &mut self,
-        conn: &Conn,
-        turn: &TurnRequest,
-        sink: &dyn SessionSink,
-        transcript: &mut Transcript,
-    ) -> Result<Found, ProviderError> {
-        if self
-            .thread
-            .as_ref()
-            .is_some_and(|t| t.generation == conn.generation)
-        {
-            return Ok(Found::Continued);
-        }
-        if self.thread.is_none() && self.known_thread.is_none() && self.adopt_early(conn, transcript).await {
-            if let Some(id) = &self.known_thread {
-                sink.thread_started(id);
-            }
-            return Ok(Found::Early);
-        }
-        if let Some(old) = self.thread.take() {
-            self.known_thread = Some(old.id);
-        }
-        let params = self.thread_params(turn.mode, &turn.settings, &turn.developer_instructions)?;
-        let result = match self.known_thread.clone() {
-            Some(id) => {
-                let mut resume = params.clone();
-                resume["threadId"] = Value::String(id.clone());
-                resume["excludeTurns"] = Value::Bool(true);
-                match call(&conn.rpc, transcript, "thread/resume", resume).await {
-                    Ok(result) => {
-                        tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
-                        self.fallback = None;
-                        result
-                    }
-                    Err(RpcFailure::Gone(gone)) => return Err(self.gone_error(&gone)),
-                    Err(failure) => {
-                        tracing::warn!(thread = %id, error = %failure, "resuming the codex thread failed; starting a new one");
-                        let (params, text) = match self.fallback.take() {
-                            Some(context) => {
-                                self.setup.developer_instructions.push(context);
-                                let params = self.thread_params(
-                                    turn.mode,
-                                    &turn.settings,
-                                    &turn.developer_instructions,
-                                )?;
-                                let text = format!(
-                                    "Codex could not resume this conversation ({failure}); it continues in a new thread that starts from a summary of the earlier turns."
-                                );
-                                (params, text)
-                            }
-                            None => (
-                                params,
-                                format!(
-                                    "Codex could not resume this conversation ({failure}); it continues in a new thread without the earlier turns."
-                                ),
-                            ),
-                        };
-                        notify(sink, self.setup.client_shows_notices, &text);
-                        call(&conn.rpc, transcript, "thread/start", params)
-                            .await
-                            .map_err(|f| self.failed(&f))?
-                    }
-                }
-            }
-            None => call(&conn.rpc, transcript, "thread/start", params)
-                .await
-                .map_err(|f| self.failed(&f))?,
-        };
-        let id = result
-            .pointer("/thread/id")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ProviderError::TurnFailed {
-                message: "codex app-server started a thread without an id".into(),
-            })?
-            .to_owned();
-        if let Some(model) = result.get("model").and_then(Value::as_str) {
-            self.model = Some(model.to_owned());
-        }
-        let (tx, rx) = mpsc::unbounded_channel();
-        conn.rpc.subscribe(&id, tx);
-        sink.thread_started(&id);
-        self.known_thread = Some(id.clone());
-        self.thread = Some(Thread {
-            id,
-            generation: conn.generation,
-            rx,
-        });
-        Ok(Found::Started)
     }
 
     /// The developer instructions of the session and of this turn from plugins, after the

@@ -10,8 +10,23 @@ use super::record::Record;
 const HEAD: &str = "This session continues an earlier conversation whose Codex thread is no longer available. \
 What was said before, oldest first (earlier parts may be left out):";
 
+/// How a fork's digest starts (ADR 0012: a session forked from another whose thread could not
+/// be forked).
+const FORK_HEAD: &str = "This session branches off an earlier conversation (a fork) and starts in a new Codex thread. \
+What was said before, oldest first (earlier parts may be left out):";
+
 /// The digest of `history` in at most about `max` bytes; `None` when nothing was said.
 pub fn digest(history: &History, max: usize) -> Option<String> {
+    digest_headed(history, max, HEAD)
+}
+
+/// The digest of `history` for a session that forks it, in at most about `max` bytes; `None`
+/// when nothing was said.
+pub fn fork_digest(history: &History, max: usize) -> Option<String> {
+    digest_headed(history, max, FORK_HEAD)
+}
+
+fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
     let mut turns: Vec<String> = Vec::new();
     let mut answer = String::new();
     let flush = |answer: &mut String, turns: &mut Vec<String>| {
@@ -48,7 +63,7 @@ pub fn digest(history: &History, max: usize) -> Option<String> {
         return None;
     }
     let mut kept: Vec<String> = Vec::new();
-    let mut size = HEAD.len();
+    let mut size = head.len();
     for turn in turns.into_iter().rev() {
         let turn = clip(&turn, max / 4);
         if size + turn.len() + 2 > max {
@@ -58,7 +73,7 @@ pub fn digest(history: &History, max: usize) -> Option<String> {
         kept.push(turn);
     }
     kept.reverse();
-    Some(format!("{HEAD}\n\n{}", kept.join("\n\n")))
+    Some(format!("{head}\n\n{}", kept.join("\n\n")))
 }
 
 /// `text` cut to at most `max` bytes at a character boundary, marked when cut.

@@ -11,7 +11,7 @@ mod render;
 mod replay;
 mod writer;
 
-pub use digest::digest;
+pub use digest::{digest, fork_digest};
 pub use follow::{FOLLOW_POLL, Follower, follow};
 pub use history::{Facts, History, JournalError, first_text_line, parse, read};
 pub use record::{FORMAT, Record, now};

@@ -1,0 +1,228 @@
+//! The session's Codex thread on the running server: adopted from the early start, continued,
+//! resumed on a newer server (`thread/resume`), forked from the source session's thread
+//! (`thread/fork`), or started (`thread/start`); a thread that cannot be resumed or forked is
+//! replaced by a new one that starts from what was said before, with a notice.
+
+use acplb_core::error::ProviderError;
+use acplb_core::permission::Mode;
+use acplb_core::provider::{SessionSettings, SessionSink, TurnRequest};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::turn::{call, notify};
+use super::{AppSession, Found, Thread};
+use crate::appserver::config;
+use crate::appserver::rpc::RpcFailure;
+use crate::appserver::server::Conn;
+use crate::transcript::Transcript;
+
+/// How the thread is opened when the session has none on the running server.
+enum Opening {
+    Resume(String),
+    Fork(String),
+    Start,
+}
+
+impl AppSession {
+    /// `thread/start` (and `thread/resume`, `thread/fork`) params for this session.
+    pub(super) fn thread_params(
+        &self,
+        mode: Mode,
+        settings: &SessionSettings,
+        turn_instructions: &[String],
+    ) -> Result<Value, ProviderError> {
+        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
+            .map_err(ProviderError::Prepare)?;
+        let mut params = json!({
+            "cwd": self.setup.cwd,
+            "approvalPolicy": config::approval_policy(mode),
+            "sandbox": config::sandbox_mode(mode, settings),
+            "config": config,
+        });
+        if let Some(text) = self.instructions(turn_instructions) {
+            params["developerInstructions"] = Value::String(text);
+        }
+        if let Some(model) = &settings.model {
+            params["model"] = Value::String(model.clone());
+        }
+        Ok(params)
+    }
+
+    /// The thread started when the session opened, if it is on the running server.
+    async fn adopt_early(&mut self, conn: &Conn, transcript: &mut Transcript) -> bool {
+        let Some(handle) = self.early.as_mut() else {
+            return false;
+        };
+        // Awaited by reference: a cancel here leaves the start to finish for the next turn.
+        let early = handle.await.ok().flatten();
+        self.early = None;
+        let Some(early) = early.filter(|e| e.generation == conn.generation) else {
+            return false;
+        };
+        transcript.message(true, &early.request);
+        transcript.message(false, &early.result);
+        if let Some(model) = early.result.pointer("/result/model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        self.known_thread = Some(early.id.clone());
+        self.thread = Some(Thread {
+            id: early.id,
+            generation: early.generation,
+            rx: early.rx,
+        });
+        true
+    }
+
+    /// The thread on the running server: started, forked, or resumed when the server is newer
+    /// than the thread.
+    pub(super) async fn thread(
+        &mut self,
+        conn: &Conn,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        transcript: &mut Transcript,
+    ) -> Result<Found, ProviderError> {
+        if self
+            .thread
+            .as_ref()
+            .is_some_and(|t| t.generation == conn.generation)
+        {
+            return Ok(Found::Continued);
+        }
+        if self.thread.is_none() && self.known_thread.is_none() && self.adopt_early(conn, transcript).await {
+            if let Some(id) = &self.known_thread {
+                sink.thread_started(id);
+            }
+            return Ok(Found::Early);
+        }
+        if let Some(old) = self.thread.take() {
+            self.known_thread = Some(old.id);
+        }
+        let opening = match (self.known_thread.clone(), self.fork_from.clone()) {
+            (Some(id), _) => Opening::Resume(id),
+            (None, Some(source)) => Opening::Fork(source),
+            (None, None) => Opening::Start,
+        };
+        let params = self.thread_params(turn.mode, &turn.settings, &turn.developer_instructions)?;
+        let result = match opening {
+            Opening::Resume(id) => self.resume(conn, &id, params, turn, sink, transcript).await?,
+            Opening::Fork(source) => self.fork(conn, &source, params, turn, sink, transcript).await?,
+            Opening::Start => call(&conn.rpc, transcript, "thread/start", params)
+                .await
+                .map_err(|f| self.failed(&f))?,
+        };
+        let id = result
+            .pointer("/thread/id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ProviderError::TurnFailed {
+                message: "codex app-server started a thread without an id".into(),
+            })?
+            .to_owned();
+        if let Some(model) = result.get("model").and_then(Value::as_str) {
+            self.model = Some(model.to_owned());
+        }
+        let (tx, rx) = mpsc::unbounded_channel();
+        conn.rpc.subscribe(&id, tx);
+        sink.thread_started(&id);
+        self.known_thread = Some(id.clone());
+        self.thread = Some(Thread {
+            id,
+            generation: conn.generation,
+            rx,
+        });
+        Ok(Found::Started)
+    }
+
+    /// `thread/resume` of thread `id` (`excludeTurns`: acplb already showed the history); a
+    /// new thread, from the saved context when there is one, when Codex cannot resume it.
+    async fn resume(
+        &mut self,
+        conn: &Conn,
+        id: &str,
+        params: Value,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        transcript: &mut Transcript,
+    ) -> Result<Value, ProviderError> {
+        let mut resume = params.clone();
+        resume["threadId"] = Value::String(id.to_owned());
+        resume["excludeTurns"] = Value::Bool(true);
+        match call(&conn.rpc, transcript, "thread/resume", resume).await {
+            Ok(result) => {
+                tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
+                self.fallback = None;
+                Ok(result)
+            }
+            Err(RpcFailure::Gone(gone)) => Err(self.gone_error(&gone)),
+            Err(failure) => {
+                tracing::warn!(thread = %id, error = %failure, "resuming the codex thread failed; starting a new one");
+                let why = format!("Codex could not resume this conversation ({failure})");
+                self.start_over(conn, params, turn, sink, transcript, &why).await
+            }
+        }
+    }
+
+    /// `thread/fork` of the source session's thread `source`: a new thread with the source's
+    /// history. When Codex cannot fork it (another `CODEX_HOME`, a deleted rollout), a new
+    /// thread starts from the source's summary or digest instead.
+    async fn fork(
+        &mut self,
+        conn: &Conn,
+        source: &str,
+        params: Value,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        transcript: &mut Transcript,
+    ) -> Result<Value, ProviderError> {
+        let mut fork = params.clone();
+        fork["threadId"] = Value::String(source.to_owned());
+        fork["excludeTurns"] = Value::Bool(true);
+        // Kept until it worked or was given up: a server that died meanwhile forks next time.
+        let result = match call(&conn.rpc, transcript, "thread/fork", fork).await {
+            Ok(result) => {
+                tracing::info!(session = %self.setup.session_id, source = %source, "codex thread forked");
+                self.fallback = None;
+                Ok(result)
+            }
+            Err(RpcFailure::Gone(gone)) => return Err(self.gone_error(&gone)),
+            Err(failure) => {
+                tracing::warn!(source = %source, error = %failure, "forking the codex thread failed; starting a new one");
+                let why = format!("Codex could not fork the earlier conversation ({failure})");
+                self.start_over(conn, params, turn, sink, transcript, &why).await
+            }
+        };
+        self.fork_from = None;
+        result
+    }
+
+    /// A new thread in place of one that could not be resumed or forked: it starts from the
+    /// saved context when there is one, and a notice says so (`why` begins it).
+    async fn start_over(
+        &mut self,
+        conn: &Conn,
+        params: Value,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        transcript: &mut Transcript,
+        why: &str,
+    ) -> Result<Value, ProviderError> {
+        let (params, text) = match self.fallback.take() {
+            Some(context) => {
+                self.setup.developer_instructions.push(context);
+                let params = self.thread_params(turn.mode, &turn.settings, &turn.developer_instructions)?;
+                let text = format!(
+                    "{why}; it continues in a new thread that starts from a summary of the earlier turns."
+                );
+                (params, text)
+            }
+            None => (
+                params,
+                format!("{why}; it continues in a new thread without the earlier turns."),
+            ),
+        };
+        notify(sink, self.setup.client_shows_notices, &text);
+        call(&conn.rpc, transcript, "thread/start", params)
+            .await
+            .map_err(|f| self.failed(&f))
+    }
+}
