@@ -75,9 +75,9 @@ interrupted messages unread.
 An agent whose own composer file (`composer = PATH`) sets `backend = \"atm-cli\"` on its
 `atm-mail` plugin keeps its mail in ATM's daemon (ATM >= 1.2) instead: the worker runs `atm`
 from PATH as the agent, polls `atm list` every 2 s, replies with `atm send` and marks a message
-read with `atm read --message-id`. `atm send` takes no message id, so on that backend a crash
-between a reply and its mark may send the reply twice; team activity is not written to
-config.json there.
+read with `atm read --message-id`. `atm send` takes no message id, so the worker records each reply in
+its own ledger the moment it is sent (only a crash in that instant can repeat a reply); team
+activity is not written to config.json there.
 
 Example workers.toml:
   [workers]

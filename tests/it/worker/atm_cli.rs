@@ -200,4 +200,25 @@ async fn bob_on_the_atm_cli_backend_answers_through_atm_and_marks_the_message_re
     // so only the last one is counted this way), and no reply was sent twice.
     assert_eq!(rig.requests_with("again scenario:answer"), 1, "one turn for it");
     assert_eq!(atm.sent().len(), 2);
+
+    // As if bob had died between `atm send` and `atm read`: the second message is unread again.
+    // The worker's ledger knows it was answered: it is only marked read, with no new turn and
+    // no second reply.
+    std::fs::remove_file(atm.store.join("bob").join(format!("{second}.read"))).unwrap();
+    let ledger = rig.state_dir().join("workers/agents/bob@demo.replied");
+    assert_eq!(
+        std::fs::read_to_string(&ledger).unwrap().lines().count(),
+        2,
+        "both replies recorded"
+    );
+    rig.start();
+    assert!(
+        eventually(PATIENCE, || atm.is_read("bob", &second)).await,
+        "{}",
+        rig.stderr()
+    );
+    let (code, _) = rig.stop().await;
+    assert_eq!(code, Some(0), "{}", rig.stderr());
+    assert_eq!(atm.sent().len(), 2, "never answered twice");
+    assert_eq!(rig.requests_with("again scenario:answer"), 1, "no new turn");
 }

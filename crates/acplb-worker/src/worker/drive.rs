@@ -94,7 +94,7 @@ async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String
 /// team folder that must exist), or polls of `atm list` on the `atm-cli` backend.
 fn watch_mail(agent: &crate::config::AgentConfig, mailbox: &Mailbox) -> Result<MailWake, String> {
     let inbox_dir = match mailbox {
-        Mailbox::AtmCli(cli) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
+        Mailbox::AtmCli(cli, _) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
         Mailbox::Files(_) => mailbox.inbox_dir().ok_or("the worker's inbox has no folder")?,
     };
     if let Some(team_dir) = inbox_dir.parent()

@@ -2,10 +2,10 @@
 //! message was handled, on either backend. Every call blocks (file I/O under Claude's lock, or
 //! `atm` runs), so each runs on the blocking pool; only the poll's count is an async child.
 //!
-//! Replies are idempotent on the files backend only: `send_with_id` writes a reply's fixed id
-//! once. `atm send` (ATM 1.6) takes no message id and offers no other idempotency, so on the
-//! `atm-cli` backend a crash between the reply and the mark that the message was read answers
-//! it again: the sender may get the reply twice.
+//! Replies are idempotent on the files backend: `send_with_id` writes a reply's fixed id once,
+//! and the sender's inbox tells whether it was written. `atm send` (ATM 1.6) takes no message
+//! id, so on the `atm-cli` backend the worker's own ledger (`ledger.rs`) records each reply the
+//! moment `atm send` returns; only a crash between those two calls can answer a message twice.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use acplb_atm::atm_cli::AtmCli;
 use acplb_atm::{MailBackend, MailEnvelope, MailStore, ReadOptions, ReadReceipt};
 use ulid::Ulid;
 
+use super::ledger::Ledger;
 use crate::host::WorkerMail;
 
 /// At most this many messages are read at once; the rest wait for the next wake-up.
@@ -26,22 +27,23 @@ const MAX_MESSAGE_CHARS: usize = 16_384;
 pub(crate) enum Mailbox {
     /// Claude Code's inbox files.
     Files(Arc<MailStore>),
-    /// ATM's daemon, through the `atm` CLI.
-    AtmCli(Arc<AtmCli>),
+    /// ATM's daemon, through the `atm` CLI, and the ledger of the replies sent through it.
+    AtmCli(Arc<AtmCli>, Ledger),
 }
 
 impl Mailbox {
-    pub(crate) fn new(mail: WorkerMail) -> Self {
+    /// `ledger` records the replies sent through `atm-cli` (files need none).
+    pub(crate) fn new(mail: WorkerMail, ledger: Ledger) -> Self {
         match mail {
             WorkerMail::Files(store) => Self::Files(Arc::new(store)),
-            WorkerMail::AtmCli(cli) => Self::AtmCli(Arc::new(cli)),
+            WorkerMail::AtmCli(cli) => Self::AtmCli(Arc::new(cli), ledger),
         }
     }
 
     fn backend(&self) -> Arc<dyn MailBackend> {
         match self {
             Self::Files(store) => store.clone(),
-            Self::AtmCli(cli) => cli.clone(),
+            Self::AtmCli(cli, _) => cli.clone(),
         }
     }
 
@@ -49,7 +51,7 @@ impl Mailbox {
     pub(crate) fn inbox_dir(&self) -> Option<PathBuf> {
         match self {
             Self::Files(store) => store.own_inbox().parent().map(std::path::Path::to_path_buf),
-            Self::AtmCli(_) => None,
+            Self::AtmCli(..) => None,
         }
     }
 
@@ -73,15 +75,20 @@ impl Mailbox {
     /// Whether the reply with `id` is already in `to`'s inbox. Always `false` on `atm-cli`,
     /// which cannot tell (see the module's note).
     pub(crate) async fn replied(&self, to: &str, id: Ulid) -> Result<bool, String> {
-        let Self::Files(store) = self else {
-            return Ok(false);
-        };
-        let (store, to) = (store.clone(), to.to_owned());
-        blocking(move || store.has_message(&to, id).map_err(|e| e.to_string())).await
+        match self {
+            Self::Files(store) => {
+                let (store, to) = (store.clone(), to.to_owned());
+                blocking(move || store.has_message(&to, id).map_err(|e| e.to_string())).await
+            }
+            Self::AtmCli(_, ledger) => {
+                let ledger = ledger.clone();
+                blocking(move || ledger.contains(id)).await
+            }
+        }
     }
 
     /// Writes the reply: idempotent on files (the same `id` is never written twice); on
-    /// `atm-cli` ATM gives the reply an id of its own and `id` is only logged.
+    /// `atm-cli` ATM gives the reply an id of its own and `id` goes into the ledger.
     pub(crate) async fn reply(
         &self,
         to: &str,
@@ -101,10 +108,15 @@ impl Mailbox {
                 })
                 .await
             }
-            Self::AtmCli(cli) => {
-                let cli = cli.clone();
-                let sent =
-                    blocking(move || cli.send(&to, &text, Some(&summary)).map_err(|e| e.to_string())).await?;
+            Self::AtmCli(cli, ledger) => {
+                let (cli, ledger) = (cli.clone(), ledger.clone());
+                let sent = blocking(move || {
+                    let sent = cli.send(&to, &text, Some(&summary)).map_err(|e| e.to_string())?;
+                    // Right away: a crash after this line is known to have answered.
+                    ledger.record(id)?;
+                    Ok(sent)
+                })
+                .await?;
                 tracing::debug!(reply = %id, atm_id = %sent.message_id, "reply sent through atm");
                 Ok(())
             }

@@ -2,6 +2,7 @@
 //! in-process ACP connection, restarted when it fails (ADR 0014).
 
 mod drive;
+mod ledger;
 mod link;
 mod mail;
 mod prompt;
@@ -138,7 +139,10 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
         Err(e) => return Exit::Crashed(e),
     };
     let mailbox = match ctx.host.mail(&ctx.agent) {
-        Ok(m) => mail::Mailbox::new(m),
+        Ok(m) => mail::Mailbox::new(
+            m,
+            ledger::Ledger::new(&ctx.state_dir, &ctx.agent.name.to_string()),
+        ),
         Err(e) => return Exit::Crashed(e),
     };
     let (agent_end, client_end) = hang_up_is_eof();
