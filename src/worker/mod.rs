@@ -61,7 +61,7 @@ struct SendArgs {
 /// The `--help` text after `acplb worker`'s own.
 pub(crate) const HELP: &str = "\
 The daemon runs one Codex teammate per enabled agent of its configuration
-(~/.config/acplb/workers.toml, else --config). Each is an acplb session with the agent's team
+(--config PATH, else ~/.config/acplb/workers.toml). Each is an acplb session with the agent's team
 identity (claimed exclusively: a name another live process holds is an error) and the
 team-mail tools. Its inbox (<ATM_HOME|HOME>/.claude/teams/<team>/inboxes/<name>.json) is
 watched: each unread message becomes a turn, and the turn's final answer is written to the

@@ -15,13 +15,30 @@ use clap::Args;
 #[derive(Debug, Args)]
 pub(super) struct RunArgs {
     /// The configuration file (default: ~/.config/acplb/workers.toml, or under
-    /// $XDG_CONFIG_HOME).
+    /// $XDG_CONFIG_HOME). `--config PATH` says the same: a `-c/--config` value without `=` is a
+    /// path here, never a Codex override (those are always KEY=VALUE).
     #[arg(long = "workers-config", value_name = "PATH", env = "ACPLB_WORKERS_CONFIG")]
     workers_config: Option<PathBuf>,
 }
 
+/// The file named by `--workers-config`, else by a `--config` value without `=`, and the
+/// Codex overrides (`KEY=VALUE`) that are left.
+fn split_config(cli: &[String], flag: Option<&PathBuf>) -> anyhow::Result<(Option<PathBuf>, Vec<String>)> {
+    let (paths, overrides): (Vec<&String>, Vec<&String>) = cli.iter().partition(|v| !v.contains('='));
+    let path = match (flag, paths.as_slice()) {
+        (Some(p), []) => Some(p.clone()),
+        (None, [one]) => Some(PathBuf::from(one.as_str())),
+        (None, []) => None,
+        _ => anyhow::bail!(
+            "name one configuration file: --config PATH (or --workers-config PATH) once; Codex overrides are KEY=VALUE"
+        ),
+    };
+    Ok((path, overrides.into_iter().cloned().collect()))
+}
+
 pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool> {
-    let path = super::config_path(args.workers_config.as_ref())?;
+    let (named, overrides) = split_config(&cli.config, args.workers_config.as_ref())?;
+    let path = super::config_path(named.as_ref())?;
     let trusted = trusted_workspaces();
     let load = move || acplb_worker::config::load(&path, &|dir| trusted(dir));
     let config = load().map_err(|e| anyhow::anyhow!("{e}"));
@@ -31,7 +48,7 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
         .and_then(|c| c.settings.log_dir_or_default(|k| std::env::var(k).ok()));
     let _logs = logging(cli, log_dir.as_deref())?;
     let config = config?;
-    let config_path = super::config_path(args.workers_config.as_ref())?;
+    let config_path = super::config_path(named.as_ref())?;
     let state = crate::sessions::state_dir()?;
     let (codex, found) = crate::codex_path::resolve(cli.codex.as_deref());
     if !found {
@@ -42,7 +59,7 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
     let host = super::host::CodexHost {
         state: state.clone(),
         codex,
-        overrides: cli.config.clone(),
+        overrides,
         transport,
         turn_timeout: cli.turn_timeout.limit(),
         shutdown_grace: config.settings.shutdown_timeout,
@@ -140,5 +157,26 @@ async fn forward_signals(events: tokio::sync::mpsc::UnboundedSender<Event>) {
         if events.send(event).is_err() || event == Event::Stop {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_value_without_equals_names_the_file_and_overrides_stay_overrides() {
+        let cli = vec!["model=\"x\"".to_owned(), "/etc/w.toml".to_owned()];
+        let (path, rest) = split_config(&cli, None).unwrap();
+        assert_eq!(path, Some(PathBuf::from("/etc/w.toml")));
+        assert_eq!(rest, ["model=\"x\""]);
+        let flag = PathBuf::from("/a.toml");
+        assert_eq!(split_config(&[], Some(&flag)).unwrap().0, Some(flag.clone()));
+        assert!(
+            split_config(&["/b.toml".to_owned()], Some(&flag)).is_err(),
+            "two files"
+        );
+        assert!(split_config(&["/b.toml".to_owned(), "/c.toml".to_owned()], None).is_err());
+        assert_eq!(split_config(&[], None).unwrap(), (None, Vec::new()));
     }
 }

@@ -50,7 +50,8 @@ async fn a_second_daemon_on_the_same_state_dir_is_refused() {
     rig.start();
     rig.wait_state("bob@demo", "idle").await;
     let config = rig.config_path().display().to_string();
-    let (code, _, err) = rig.acplb(&["worker", "--workers-config", &config]);
+    // `--config PATH` names the file, as `--workers-config` does.
+    let (code, _, err) = rig.acplb(&["worker", "--config", &config]);
     assert_eq!(code, 2);
     assert!(err.contains("already running"), "{err}");
     rig.stop().await;
