@@ -2,8 +2,6 @@
 //! runs turns side by side on separate Codex threads forked from the worker's own, never more
 //! than `max_concurrent`.
 
-use std::collections::BTreeSet;
-
 use super::rig::{PATIENCE, Rig, text};
 use crate::harness::eventually;
 
@@ -23,12 +21,7 @@ async fn queue_answers_one_at_a_time_in_order() {
     assert_eq!(texts[1], "bob here: answered turn 2");
     assert_eq!(texts[2], "bob here: answered turn 3");
     // One thread, so one turn at a time.
-    let threads: BTreeSet<String> = rig
-        .mock
-        .requests()
-        .iter()
-        .filter_map(|r| r.header("thread-id").map(str::to_owned))
-        .collect();
+    let threads = rig.threads();
     assert_eq!(threads.len(), 1, "{threads:?}");
     rig.stop().await;
 }
@@ -93,12 +86,7 @@ async fn concurrent_runs_turns_side_by_side_capped() {
     assert!(running <= 2, "at most max_concurrent turns: {running}");
     let replies = rig.wait_mail("alice", "bob", 4).await;
     assert_eq!(replies.len(), 4);
-    let threads: BTreeSet<String> = rig
-        .mock
-        .requests()
-        .iter()
-        .filter_map(|r| r.header("thread-id").map(str::to_owned))
-        .collect();
+    let threads = rig.threads();
     assert_eq!(threads.len(), 2, "two Codex threads, never more: {threads:?}");
     rig.stop().await;
 }

@@ -280,6 +280,15 @@ impl Rig {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
     }
 
+    /// The Codex threads the mock model saw (their `thread-id` headers).
+    pub fn threads(&self) -> std::collections::BTreeSet<String> {
+        self.mock
+            .requests()
+            .iter()
+            .filter_map(|r| r.header("thread-id").map(str::to_owned))
+            .collect()
+    }
+
     /// Requests the mock model received whose input holds `needle`.
     pub fn requests_with(&self, needle: &str) -> usize {
         self.mock

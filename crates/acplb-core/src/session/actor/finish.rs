@@ -12,18 +12,11 @@ impl SessionActor {
     /// A required plugin refused the prompt: answer with its error; no turn ran.
     pub(super) fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
         let Some(Running {
-            responder,
-            cancel,
-            steered,
-            ..
-        }) = self.running.take()
+            responder, steered, ..
+        }) = self.end_running()
         else {
             return;
         };
-        cancel.cancel();
-        if let Some(registry) = &self.registry {
-            registry.busy(false);
-        }
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
         let turn = self.turns;
         self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
@@ -34,22 +27,27 @@ impl SessionActor {
         self.pull_queue();
     }
 
-    pub(super) fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
-        let Some(Running {
-            responder,
-            cancel,
-            timed_out,
-            steered,
-            ..
-        }) = self.running.take()
-        else {
-            return;
-        };
-        // Ends the watcher of `$/cancel_request` for this turn.
-        cancel.cancel();
+    /// The running turn, taken: the watcher of its `$/cancel_request` ended, the registry told
+    /// the session is idle.
+    fn end_running(&mut self) -> Option<Running> {
+        let running = self.running.take()?;
+        running.cancel.cancel();
         if let Some(registry) = &self.registry {
             registry.busy(false);
         }
+        Some(running)
+    }
+
+    pub(super) fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
+        let Some(Running {
+            responder,
+            timed_out,
+            steered,
+            ..
+        }) = self.end_running()
+        else {
+            return;
+        };
         // A steered prompt became part of this turn: it ends as the turn does.
         for other in steered {
             steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));
