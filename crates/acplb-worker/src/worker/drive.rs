@@ -18,6 +18,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::link::{Link, TurnEnd};
 use super::mail::{Mailbox, reply_id};
+use super::sender::{self, Gate};
 use super::wake::{ATM_POLL, MailWake};
 use super::work::{self, Settled, Work};
 use super::{Ctl, Ctx, Exit, session_file};
@@ -191,13 +192,21 @@ pub(crate) async fn drive(
                 shown_active = true;
                 ctx.activity(true);
             }
-            let text = work.prompt(agent);
-            let (link, session) = (link.clone(), lanes.sessions[lane].clone());
-            tracing::info!(work = %work.key(), lane, "turn started");
-            running.push(Box::pin(async move {
-                let end = link.prompt(&session, text).await;
-                (lane, work, end)
-            }));
+            match work.prompt(agent) {
+                Ok(text) => {
+                    let (link, session) = (link.clone(), lanes.sessions[lane].clone());
+                    tracing::info!(work = %work.key(), lane, "turn started");
+                    running.push(Box::pin(async move {
+                        let end = link.prompt(&session, text).await;
+                        (lane, work, end)
+                    }));
+                }
+                // No turn: it ends at once as a failed one, and is settled (answered) as such.
+                Err(why) => {
+                    tracing::warn!(work = %work.key(), error = %why, "no turn for it");
+                    running.push(Box::pin(async move { (lane, work, TurnEnd::Failed(why)) }));
+                }
+            }
         }
         {
             let mut status = ctx.status.borrow_mut();
@@ -295,8 +304,9 @@ fn open_queue(state: &Path, target: &str) -> Result<Arc<Mutex<Queue>>, String> {
     Ok(Arc::new(Mutex::new(queue)))
 }
 
-/// Unread mail into `pending` (what is not already there or running); with `reject`, mail
-/// that finds the worker busy is answered "busy" at once.
+/// Unread mail into `pending` (what is not already there or running); mail from a sender who
+/// is not a team member is marked read instead (unless the agent accepts it), and with
+/// `reject`, mail that finds the worker busy is answered "busy" at once.
 async fn take_mail(
     ctx: &Ctx,
     mailbox: &Mailbox,
@@ -313,10 +323,25 @@ async fn take_mail(
     };
     let mut busy = busy || !pending.is_empty();
     let worker = ctx.agent.name.to_string();
+    let mut gate = None;
     for mail in messages {
         let part = receipt.only(&mail.message_id);
         let key = format!("mail:{}", mail.message_id);
         if known.contains(&key) {
+            continue;
+        }
+        let gate = match &mut gate {
+            Some(gate) => gate,
+            None => match Gate::of(&ctx.agent, mailbox).await {
+                Ok(g) => gate.insert(g),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot read the team's roster; the mail waits");
+                    return;
+                }
+            },
+        };
+        if let Some(why) = gate.refuses(&mail.from, ctx.agent.name.team()) {
+            sender::refuse(mailbox, &mail, part, &why).await;
             continue;
         }
         // Answered before a crash, not yet marked read: the reply is there, so only mark it.

@@ -6,6 +6,7 @@ mod ledger;
 mod link;
 mod mail;
 mod prompt;
+mod sender;
 mod session_file;
 mod supervise;
 mod wake;
