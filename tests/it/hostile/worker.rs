@@ -47,7 +47,7 @@ fn prompt_lines(rig: &Rig) -> Vec<String> {
     rig.mock
         .requests()
         .iter()
-        .flat_map(|r| r.user_texts())
+        .flat_map(acplb_playback::mock_model::LoggedRequest::user_texts)
         .flat_map(|t| t.lines().map(str::to_owned).collect::<Vec<_>>())
         .collect()
 }
@@ -183,7 +183,7 @@ async fn mail_from_a_non_member_is_marked_read_and_never_run() {
 async fn on_atm_cli_mail_from_a_non_member_is_marked_read_and_never_run() {
     let mut rig = Rig::new();
     let atm = FakeAtm::install(&mut rig);
-    rig.write_config(&rig.agent("bob", &atm.composer_line(&rig)));
+    rig.write_config(&rig.agent("bob", &atm.composer_line()));
     rig.start();
     rig.wait_state("bob@demo", "idle").await;
     let theirs = atm.deliver("mallory", "bob", "MALLORY-TO-BOB scenario:answer");
@@ -229,11 +229,7 @@ async fn a_directory_a_fifo_and_a_symlink_in_a_workers_queue_are_set_aside() {
     wait_answered(&rig, "bob@demo", 1).await;
     assert_eq!(rig.requests_with("after the poison scenario:answer"), 1);
     assert_eq!(rig.requests_with("SYMLINKED-TOKEN"), 0, "a symlink is no message");
-    assert!(
-        set_aside(&dir),
-        "{:?}",
-        std::fs::read_dir(&dir).map(|d| d.count())
-    );
+    assert!(set_aside(&dir), "{:?}", crate::queue_delivery::files(&dir));
     let (code, _) = rig.stop().await;
     assert_eq!(code, Some(0), "{}", rig.stderr());
 }

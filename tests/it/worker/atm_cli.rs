@@ -124,9 +124,9 @@ impl FakeAtm {
     }
 
     /// The `composer = PATH` line of an agent whose mail goes through this `atm` (its composer
-    /// file written beside ATM's home).
-    pub fn composer_line(&self, rig: &Rig) -> String {
-        let composer = rig.atm_home().join("atm-cli.composer.toml");
+    /// file written in the store).
+    pub fn composer_line(&self) -> String {
+        let composer = self.store.join("atm-cli.composer.toml");
         std::fs::write(
             &composer,
             "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm-cli\"\n",
@@ -149,7 +149,7 @@ impl FakeAtm {
 async fn bob_on_the_atm_cli_backend_answers_through_atm_and_marks_the_message_read() {
     let mut rig = Rig::new();
     let atm = FakeAtm::install(&mut rig);
-    rig.write_config(&rig.agent("bob", &atm.composer_line(&rig)));
+    rig.write_config(&rig.agent("bob", &atm.composer_line()));
     rig.start();
     rig.wait_state("bob@demo", "idle").await;
 

@@ -2,6 +2,7 @@
 //! in-process ACP connection, restarted when it fails (ADR 0014).
 
 mod drive;
+mod intake;
 mod ledger;
 mod link;
 mod mail;

@@ -158,7 +158,7 @@ impl Queue {
                         }
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
                         Err(e) => {
-                            tracing::warn!(file = %path.display(), error = %e, "cannot take back a claim")
+                            tracing::warn!(file = %path.display(), error = %e, "cannot take back a claim");
                         }
                     }
                 }

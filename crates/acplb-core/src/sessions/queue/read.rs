@@ -46,9 +46,8 @@ pub(super) fn open_regular(path: &Path, access: Access) -> Result<File, Unread> 
         Err(e) => {
             return match std::fs::symlink_metadata(path) {
                 Ok(meta) if !meta.is_file() => Err(not_a_file(meta.file_type())),
-                Ok(_) => Err(Unread::Io(e)),
                 Err(gone) if gone.kind() == io::ErrorKind::NotFound => Err(Unread::Gone),
-                Err(_) => Err(Unread::Io(e)),
+                Ok(_) | Err(_) => Err(Unread::Io(e)),
             };
         }
     };
