@@ -7,5 +7,7 @@ mod cli;
 mod codex;
 mod composer;
 mod mail;
+mod queue;
 mod signals;
 mod wire;
+mod worker;
