@@ -3,7 +3,7 @@
 mod actor;
 pub mod options;
 pub mod prompt;
-mod sink;
+pub(crate) mod sink;
 
 pub(crate) use actor::{Inbox, SessionActor, SessionMsg, SessionParts};
 pub use sink::AcpSink;

@@ -13,7 +13,7 @@ use crate::plugin::Pipeline;
 use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
 use crate::sessions::registry::Tracked;
-use crate::transport::OutputFlow;
+use crate::transport::{OutputFlow, json_size};
 use agent_client_protocol::schema::MaybeUndefined;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
@@ -67,16 +67,11 @@ impl SessionSink for AcpSink {
         {
             registry.title(title.clone());
         }
-        match self
-            .cx
-            .send_notification(SessionNotification::new(self.session_id.clone(), update))
-        {
-            Ok(()) => self.flow.sent(),
-            // The client is gone; the runtime shuts down on its own when the connection ends.
-            Err(e) => {
-                tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
-            }
-        }
+        send_counted(
+            &self.cx,
+            &self.flow,
+            SessionNotification::new(self.session_id.clone(), update),
+        );
     }
 
     fn thread_started(&self, id: &str) {
@@ -94,6 +89,8 @@ impl SessionSink for AcpSink {
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
         let request = RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options);
+        // Behind the same gate as updates: a flood of asks waits for the client too.
+        self.flow.sent(json_size(&request));
         let sent = self.cx.send_request(request);
         Box::pin(async move {
             match sent.block_task().await {
@@ -108,5 +105,17 @@ impl SessionSink for AcpSink {
                 Err(e) => PermissionAnswer::Unanswered(e.message),
             }
         })
+    }
+}
+
+/// Sends one update, counted in `flow` (by its size) until the stdout writer has written it.
+pub(crate) fn send_counted(cx: &ConnectionTo<Client>, flow: &OutputFlow, notification: SessionNotification) {
+    let bytes = json_size(&notification);
+    // Counted before it is handed over, so the writer never counts it first.
+    flow.sent(bytes);
+    if let Err(e) = cx.send_notification(notification) {
+        flow.unsent(bytes);
+        // The client is gone; the runtime shuts down on its own when the connection ends.
+        tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
     }
 }
