@@ -1,6 +1,6 @@
 //! How a session opens: new (`session/new`), loaded with its history replayed
-//! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports,
-//! already open), its plugins, then its journal and provider side off the loop; the session's
+//! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports;
+//! one already open here is reattached, `reattach.rs`), its plugins, then its journal and provider side off the loop; the session's
 //! actor starts, its registry entry is written and the request answered once they are done.
 
 use std::rc::Rc;
@@ -8,8 +8,8 @@ use std::rc::Rc;
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     AvailableCommandsUpdate, ContentBlock, ContentChunk, LoadSessionResponse, McpServer, NewSessionResponse,
-    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionMode,
-    SessionModeState, SessionNotification, SessionUpdate,
+    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionModeState,
+    SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -111,9 +111,13 @@ impl Store {
             ));
             return;
         }
-        if self.sessions.contains_key(&session_id) || self.opening.contains_key(&session_id) {
+        if self.sessions.contains_key(&session_id) {
+            self.reattach(session_id, &cwd, reply, cx);
+            return;
+        }
+        if self.opening.contains_key(&session_id) {
             reply.error(wire_error::invalid_params(format!(
-                "session `{session_id}` is already open in this acplb; close it first (session/close)"
+                "session `{session_id}` is still opening in this acplb; try again once it has opened"
             )));
             return;
         }
@@ -280,13 +284,7 @@ impl Store {
             .and(self.options.durability.as_ref())
             .and_then(|d| d.registry.clone())
             .map(|writer| Tracked::open(writer, entry));
-        let modes = SessionModeState::new(
-            mode.id(),
-            Mode::ALL
-                .iter()
-                .map(|m| SessionMode::new(m.id(), m.name()).description(catalog.mode_description(*m)))
-                .collect::<Vec<_>>(),
-        );
+        let modes = catalog.modes(mode);
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();

@@ -8,6 +8,7 @@
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
+    SessionMode, SessionModeState,
 };
 
 use crate::permission::Mode;
@@ -77,6 +78,17 @@ impl OptionCatalog {
     /// The one-sentence description of `mode` for this provider.
     pub fn mode_description(&self, mode: Mode) -> String {
         mode.description(&self.agent, self.asks)
+    }
+
+    /// The ACP session modes, `mode` the current one.
+    pub fn modes(&self, mode: Mode) -> SessionModeState {
+        SessionModeState::new(
+            mode.id(),
+            Mode::ALL
+                .iter()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(self.mode_description(*m)))
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The options as ACP config options, with current values from `settings` and `mode`.

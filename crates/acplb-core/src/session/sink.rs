@@ -9,6 +9,7 @@ use futures::future::LocalBoxFuture;
 
 use std::rc::Rc;
 
+use super::hold::Hold;
 use crate::plugin::Pipeline;
 use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
@@ -25,6 +26,7 @@ pub struct AcpSink {
     flow: OutputFlow,
     journal: Option<Rc<Journal>>,
     registry: Option<Tracked>,
+    hold: Option<Rc<Hold>>,
 }
 
 impl AcpSink {
@@ -42,6 +44,7 @@ impl AcpSink {
             flow,
             journal: None,
             registry: None,
+            hold: None,
         }
     }
 
@@ -50,6 +53,13 @@ impl AcpSink {
     pub fn with_journal(mut self, journal: Option<Rc<Journal>>, registry: Option<Tracked>) -> Self {
         self.journal = journal;
         self.registry = registry;
+        self
+    }
+
+    /// Holds its updates back while a load of the session replays its history.
+    #[must_use]
+    pub(crate) fn with_hold(mut self, hold: Rc<Hold>) -> Self {
+        self.hold = Some(hold);
         self
     }
 }
@@ -67,11 +77,14 @@ impl SessionSink for AcpSink {
         {
             registry.title(title.clone());
         }
-        send_counted(
-            &self.cx,
-            &self.flow,
-            SessionNotification::new(self.session_id.clone(), update),
-        );
+        let notification = SessionNotification::new(self.session_id.clone(), update);
+        let notification = match &self.hold {
+            Some(hold) => hold.keep(notification),
+            None => Some(notification),
+        };
+        if let Some(notification) = notification {
+            send_counted(&self.cx, &self.flow, notification);
+        }
     }
 
     fn thread_started(&self, id: &str) {
@@ -84,7 +97,12 @@ impl SessionSink for AcpSink {
     }
 
     fn ready(&self) -> LocalBoxFuture<'_, ()> {
-        Box::pin(self.flow.ready())
+        Box::pin(async {
+            if let Some(hold) = &self.hold {
+                hold.released().await;
+            }
+            self.flow.ready().await;
+        })
     }
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
