@@ -84,6 +84,17 @@ async fn reattach_mid_turn(live: &mut Live, load: bool) -> Seen {
         .expect("the open session is reattached")
 }
 
+/// The answer says what the session is set to, and the turn in flight went on to its end.
+fn assert_attached(seen: &Seen) {
+    assert_eq!(
+        seen.answer["modes"]["currentModeId"], "read-only",
+        "{}",
+        seen.answer
+    );
+    assert!(seen.answer["configOptions"].is_array(), "{}", seen.answer);
+    assert_eq!(seen.stop, StopReason::EndTurn, "the turn in flight went on");
+}
+
 fn user_texts(updates: &[serde_json::Value]) -> Vec<String> {
     updates
         .iter()
@@ -97,19 +108,13 @@ async fn loading_the_open_session_mid_turn_replays_it_and_the_turn_goes_on() {
     let mut live = live();
     let seen = reattach_mid_turn(&mut live, true).await;
     let all = live.updates.json();
-    assert_eq!(
-        seen.answer["modes"]["currentModeId"], "read-only",
-        "{}",
-        seen.answer
-    );
-    assert!(seen.answer["configOptions"].is_array(), "{}", seen.answer);
+    assert_attached(&seen);
     let replayed = &all[seen.before..seen.at_answer];
     assert_eq!(
         user_texts(replayed),
         ["scenario:plain remember the heron", "scenario:slow wait for it"],
         "the load replays both prompts before its answer"
     );
-    assert_eq!(seen.stop, StopReason::EndTurn, "the turn in flight went on");
     let text = |updates: &[serde_json::Value]| -> String {
         updates
             .iter()
@@ -136,17 +141,11 @@ async fn resuming_the_open_session_mid_turn_reattaches_it_without_history() {
     let mut live = live();
     let seen = reattach_mid_turn(&mut live, false).await;
     let all = live.updates.json();
-    assert_eq!(
-        seen.answer["modes"]["currentModeId"], "read-only",
-        "{}",
-        seen.answer
-    );
-    assert!(seen.answer["configOptions"].is_array(), "{}", seen.answer);
+    assert_attached(&seen);
     assert!(
         user_texts(&all[seen.before..seen.at_answer]).is_empty(),
         "a resume replays nothing"
     );
-    assert_eq!(seen.stop, StopReason::EndTurn, "the turn in flight went on");
     assert!(
         live.updates.agent_text().contains("The slow command finished."),
         "{}",

@@ -77,47 +77,36 @@ fn big_app_server(dir: &Path, line: &Path, count: usize, done: &Path) -> PathBuf
 
 #[tokio::test]
 async fn large_messages_to_a_client_that_stops_reading_are_bounded_by_bytes_on_exec() {
-    let dir = tempfile::tempdir().unwrap();
-    let line = dir.path().join("line");
     let text = "x".repeat(SIZE);
-    std::fs::write(
-        &line,
-        format!(
-            "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_0\",\"type\":\"agent_message\",\"text\":\"{text}\"}}}}\n"
-        ),
-    )
-    .unwrap();
-    let done = dir.path().join("codex-finished");
-    let codex = big_exec(dir.path(), &line, COUNT, &done);
-    large_messages_at_a_client_that_stops_reading(dir.path(), &codex, "exec", &done).await;
+    let line = format!(
+        "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_0\",\"type\":\"agent_message\",\"text\":\"{text}\"}}}}\n"
+    );
+    large_messages_at_a_client_that_stops_reading("exec", &line, big_exec).await;
 }
 
 #[tokio::test]
 async fn large_messages_to_a_client_that_stops_reading_are_bounded_by_bytes_on_app_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let line = dir.path().join("line");
     let text = "x".repeat(SIZE);
-    std::fs::write(
-        &line,
-        format!(
-            "{{\"method\":\"item/agentMessage/delta\",\"params\":{{\"threadId\":\"th-1\",\"turnId\":\"tu-1\",\"itemId\":\"m1\",\"delta\":\"{text}\"}}}}\n"
-        ),
-    )
-    .unwrap();
-    let done = dir.path().join("codex-finished");
-    let codex = big_app_server(dir.path(), &line, COUNT, &done);
-    large_messages_at_a_client_that_stops_reading(dir.path(), &codex, "app-server", &done).await;
+    let line = format!(
+        "{{\"method\":\"item/agentMessage/delta\",\"params\":{{\"threadId\":\"th-1\",\"turnId\":\"tu-1\",\"itemId\":\"m1\",\"delta\":\"{text}\"}}}}\n"
+    );
+    large_messages_at_a_client_that_stops_reading("app-server", &line, big_app_server).await;
 }
 
 /// Codex says [`COUNT`] messages of [`SIZE`] bytes to a client that reads nothing for a while:
 /// acplb grows by less than [`GROWTH`] (a gate of 128 messages would let all 30 MiB wait),
 /// Codex waits, and every message arrives in full once the client reads.
 async fn large_messages_at_a_client_that_stops_reading(
-    dir: &Path,
-    codex: &Path,
     transport: &str,
-    done: &Path,
+    message: &str,
+    stand_in: fn(&Path, &Path, usize, &Path) -> PathBuf,
 ) {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let line = dir.join("line");
+    std::fs::write(&line, message).unwrap();
+    let done = &dir.join("codex-finished");
+    let codex = stand_in(dir, &line, COUNT, done);
     let env = vec![("ACPLB_CODEX".into(), codex.display().to_string())];
     let mut acplb = Acplb::spawn(
         &["--transport", transport, "--output-buffer", BUFFER_MIB],

@@ -100,7 +100,8 @@ impl OutputFlow {
             .map_or(0, |i| i.in_flight.load(Ordering::Acquire))
     }
 
-    /// Bytes of messages sent but not yet written (roughly: see [`Inner::bytes`]).
+    /// Bytes of messages sent but not yet written (roughly: the sink counts a message's JSON,
+    /// the writer its whole line; back to zero whenever nothing is in flight).
     pub fn bytes_in_flight(&self) -> i64 {
         self.inner.as_ref().map_or(0, |i| i.bytes.load(Ordering::Acquire))
     }
