@@ -6,6 +6,7 @@ mod appserver;
 mod cli;
 mod codex;
 mod composer;
+mod flow;
 mod mail;
 mod queue;
 mod signals;
