@@ -3,25 +3,16 @@
 //! ends the prompt at once), a Codex without `app-server` (told to use `--transport exec`), and
 //! one that prints garbage and asks what acplb cannot answer (declined; the turn goes on).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
 
+use super::stand_in::{fake_codex, spawn_app_server};
 use crate::harness::{Acplb, Updates, open_session, prompt};
 
-/// A stand-in `codex` script; `body` runs for `codex app-server`.
-fn fake_codex(dir: &Path, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = dir.join("codex");
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
 fn spawn(dir: &Path, codex: &Path) -> Acplb {
-    let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
-    Acplb::spawn(&["--transport", "app-server"], &env, dir)
+    spawn_app_server(dir, codex, &[])
 }
 
 #[tokio::test]

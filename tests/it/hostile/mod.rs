@@ -8,4 +8,7 @@ mod codex;
 mod composer;
 mod mail;
 mod signals;
+mod stand_in;
+mod stderr_secrets;
+mod unresponsive;
 mod wire;

@@ -3,13 +3,24 @@
 //! routed to the session whose thread they name.
 //!
 //! The server omits `"jsonrpc"` in what it sends; we include it. One JSON object per line.
+//!
+//! Every request has a time limit; a server that does not answer within it is declared dead
+//! ([`Rpc::wedged`] tells the reader to stop it). Error answers are redacted as they come in.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::liveness::{Hold, ReadClock};
+use super::served::ServedSecrets;
+
+/// How long a request declared unanswered waits for the reader to stop the server and say why.
+const STOPPING: Duration = Duration::from_secs(5);
 
 /// Something the server sent that belongs to one thread.
 #[derive(Debug)]
@@ -39,8 +50,22 @@ pub(crate) enum Incoming {
 pub(crate) struct Gone {
     /// How the process ended (`exit status: 3`, `signal: 9`), or why it is unusable.
     pub(crate) status: String,
-    /// The end of its stderr.
+    /// The end of its stderr, redacted.
     pub(crate) stderr_tail: String,
+    /// Set when acplb stopped the server because it stopped answering: what it did not answer
+    /// (`` `turn/start` within 1m ``).
+    pub(crate) unanswered: Option<String>,
+}
+
+impl Gone {
+    /// The connection closed with no word from the reader.
+    pub(crate) fn closed() -> Self {
+        Self {
+            status: "the connection was closed".into(),
+            stderr_tail: String::new(),
+            unanswered: None,
+        }
+    }
 }
 
 /// A request that did not get a result.
@@ -89,11 +114,27 @@ pub(crate) struct Rpc {
     gone: RefCell<Option<Gone>>,
     /// The last `account/rateLimits/updated` params (they name no thread), for `/status`.
     rate_limits: RefCell<Option<Value>>,
+    /// The time limit of a request.
+    limit: Duration,
+    /// What the server did not answer, once it is declared dead; the reader stops it.
+    wedged: RefCell<Option<String>>,
+    wedge: tokio::sync::Notify,
+    /// When the server last sent anything.
+    heard: Cell<Instant>,
+    /// The time the reader held the server back, which request limits do not count.
+    clock: ReadClock,
+    /// Redacts what the server says before anyone sees it.
+    secrets: ServedSecrets,
 }
 
 impl Rpc {
-    /// A peer writing its lines to `out`.
-    pub(crate) fn new(out: mpsc::UnboundedSender<String>) -> Rc<Self> {
+    /// A peer writing its lines to `out`, giving each request `limit` to be answered, redacting
+    /// the server's words with `secrets`.
+    pub(crate) fn new(
+        out: mpsc::UnboundedSender<String>,
+        limit: Duration,
+        secrets: ServedSecrets,
+    ) -> Rc<Self> {
         Rc::new(Self {
             out,
             next_id: Cell::new(1),
@@ -103,7 +144,53 @@ impl Rpc {
             room: tokio::sync::Notify::new(),
             gone: RefCell::new(None),
             rate_limits: RefCell::new(None),
+            limit,
+            wedged: RefCell::new(None),
+            wedge: tokio::sync::Notify::new(),
+            heard: Cell::new(Instant::now()),
+            clock: ReadClock::default(),
+            secrets,
         })
+    }
+
+    /// `text` (something the server printed) without any secret of the sessions it served.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.secrets.redact(text)
+    }
+
+    /// The reader holds the server back (does not read it) until the guard is dropped.
+    pub(crate) fn hold(&self) -> Hold<'_> {
+        self.clock.hold()
+    }
+
+    /// How long the server has sent nothing.
+    pub(crate) fn quiet_for(&self) -> Duration {
+        self.heard.get().elapsed()
+    }
+
+    /// Whether a turn runs on the server (and so waits on it).
+    pub(crate) fn turn_running(&self) -> bool {
+        self.threads.borrow().values().any(|r| r.active)
+    }
+
+    /// Resolves with what the server did not answer once it is declared dead (cancel-safe).
+    pub(crate) async fn wedged(&self) -> String {
+        loop {
+            if let Some(unanswered) = self.wedged.borrow().clone() {
+                return unanswered;
+            }
+            self.wedge.notified().await;
+        }
+    }
+
+    /// The server did not answer `unanswered`: the reader stops it, and every waiter hears why.
+    fn declare_dead(&self, unanswered: String) {
+        if self.gone.borrow().is_some() || self.wedged.borrow().is_some() {
+            return;
+        }
+        tracing::warn!(%unanswered, "codex app-server stopped answering");
+        *self.wedged.borrow_mut() = Some(unanswered);
+        self.wedge.notify_one();
     }
 
     /// Whether the server has gone away.
@@ -162,24 +249,48 @@ impl Rpc {
         self.threads.borrow_mut().remove(thread_id);
     }
 
-    /// Sends a request and waits for its result.
+    /// Sends a request and waits for its result, within the request limit.
     pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcFailure> {
+        self.request_within(method, params, self.limit, &format!("`{method}`"))
+            .await
+    }
+
+    /// Sends a request and waits for its result. A server that does not answer within `limit`
+    /// (time it was held back aside) is declared dead, and the request fails with the reason:
+    /// it did not answer `what` (`` `initialize` ``, `a health check`) within `limit`.
+    pub(crate) async fn request_within(
+        &self,
+        method: &str,
+        params: Value,
+        limit: Duration,
+        what: &str,
+    ) -> Result<Value, RpcFailure> {
         if let Some(gone) = self.gone() {
             return Err(RpcFailure::Gone(gone));
         }
         let id = self.next_id.get();
         self.next_id.set(id + 1);
-        let (tx, rx) = oneshot::channel();
+        let (tx, mut rx) = oneshot::channel();
         self.pending.borrow_mut().insert(id, tx);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        match rx.await {
-            Ok(result) => result,
-            // The sender is dropped only when the connection is torn down.
-            Err(_) => Err(RpcFailure::Gone(self.gone().unwrap_or_else(|| Gone {
-                status: "the connection was closed".into(),
-                stderr_tail: String::new(),
-            }))),
-        }
+        let answer = match self.clock.within(limit, &mut rx).await {
+            Some(answer) => answer,
+            None => {
+                let unanswered = format!("{what} within {}", humantime::format_duration(limit));
+                self.declare_dead(unanswered.clone());
+                // The reader stops the server and answers every waiter, this one too, with the
+                // reason and its last stderr.
+                tokio::time::timeout(STOPPING, rx).await.unwrap_or_else(|_| {
+                    Ok(Err(RpcFailure::Gone(Gone {
+                        status: "stopped".into(),
+                        stderr_tail: String::new(),
+                        unanswered: Some(unanswered),
+                    })))
+                })
+            }
+        };
+        // The sender is dropped only when the connection is torn down.
+        answer.unwrap_or_else(|_| Err(RpcFailure::Gone(self.gone().unwrap_or_else(Gone::closed))))
     }
 
     /// Sends a notification.
@@ -212,6 +323,7 @@ impl Rpc {
 
     /// Handles one line from the server.
     pub(crate) fn dispatch(&self, line: &str) {
+        self.heard.set(Instant::now());
         let msg: Value = match serde_json::from_str(line) {
             Ok(v) => v,
             Err(e) => {
@@ -245,11 +357,12 @@ impl Rpc {
         let result = match msg.get("error") {
             Some(error) => Err(RpcFailure::Error {
                 code: error.get("code").and_then(Value::as_i64).unwrap_or(-32603),
-                message: error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("(no message)")
-                    .to_owned(),
+                message: self.redact(
+                    error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or("(no message)"),
+                ),
             }),
             None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
         };
@@ -324,7 +437,10 @@ mod tests {
 
     fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (Rpc::new(tx), rx)
+        (
+            Rpc::new(tx, Duration::from_secs(60), ServedSecrets::default()),
+            rx,
+        )
     }
 
     #[tokio::test]
@@ -397,6 +513,44 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_request_not_answered_in_time_has_the_server_declared_dead() {
+        let (tx, _out) = mpsc::unbounded_channel();
+        let rpc = Rpc::new(tx, Duration::from_millis(30), ServedSecrets::default());
+        // The reader's part: stop the server, say why.
+        let reader = async {
+            let unanswered = rpc.wedged().await;
+            rpc.close(&Gone {
+                status: "signal: 9 (SIGKILL)".into(),
+                stderr_tail: "last words".into(),
+                unanswered: Some(unanswered),
+            });
+        };
+        let (result, ()) = tokio::join!(rpc.request("turn/start", json!({})), reader);
+        let Err(RpcFailure::Gone(gone)) = result else {
+            panic!("{result:?}")
+        };
+        assert_eq!(gone.unanswered.as_deref(), Some("`turn/start` within 30ms"));
+        assert_eq!(gone.stderr_tail, "last words");
+    }
+
+    #[tokio::test]
+    async fn an_error_answer_reaches_the_caller_without_a_served_secret() {
+        let (tx, mut out) = mpsc::unbounded_channel();
+        let served = ServedSecrets::default();
+        served.add(&acplb_core::secrets::KnownSecrets::new(["value-of-session-a"]));
+        let rpc = Rpc::new(tx, Duration::from_secs(60), served);
+        let answer = async {
+            let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+            rpc.dispatch(
+                &json!({"id": sent["id"], "error": {"code": 1, "message": "bad env value-of-session-a"}})
+                    .to_string(),
+            );
+        };
+        let (result, ()) = tokio::join!(rpc.request("thread/start", json!({})), answer);
+        assert_eq!(result.unwrap_err().to_string(), "bad env [REDACTED] (code 1)");
+    }
+
+    #[tokio::test]
     async fn when_the_server_goes_every_waiter_and_session_hears_why() {
         let (rpc, _out) = peer();
         let (tx, mut rx) = mpsc::unbounded_channel();
@@ -406,6 +560,7 @@ mod tests {
         let gone = Gone {
             status: "exit status: 3".into(),
             stderr_tail: "boom".into(),
+            unanswered: None,
         };
         let close = async { rpc.close(&gone) };
         let (result, ()) = tokio::join!(waiting, close);
