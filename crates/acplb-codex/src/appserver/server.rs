@@ -118,7 +118,7 @@ impl AppServer {
             .running
             .borrow()
             .as_ref()
-            .filter(|r| r.ready && r.conn.rpc.gone().is_none())
+            .filter(|r| r.ready && !r.conn.rpc.is_dead())
             .map(|r| r.conn.clone())
     }
 
@@ -142,9 +142,10 @@ impl AppServer {
         {
             // An error answer is still an answer: the server is alive.
             Ok(_) | Err(RpcFailure::Error { .. }) => Ok(()),
-            Err(RpcFailure::Gone(gone)) => {
-                Err(format!("codex app-server is gone: {}", self.gone_error(&gone)))
-            }
+            Err(RpcFailure::Gone(gone)) => Err(match gone.unanswered {
+                Some(_) => self.gone_error(&gone).to_string(),
+                None => format!("codex app-server is gone: {}", self.gone_error(&gone)),
+            }),
         }
     }
 

@@ -18,6 +18,9 @@ use tokio::time::Instant;
 
 use super::liveness::{Hold, ReadClock};
 use super::served::ServedSecrets;
+use route::Route;
+
+mod route;
 
 /// How long a request declared unanswered waits for the reader to stop the server and say why.
 const STOPPING: Duration = Duration::from_secs(5);
@@ -86,19 +89,6 @@ pub(crate) enum RpcFailure {
 
 type Pending = oneshot::Sender<Result<Value, RpcFailure>>;
 
-/// How many messages may wait for running turns before the reader stops reading the server:
-/// with the editor's own backpressure this bounds acplb's memory whatever Codex prints.
-const BACKLOG_LIMIT: usize = 256;
-
-/// Where one thread's messages go.
-#[derive(Debug)]
-struct Route {
-    tx: mpsc::UnboundedSender<Incoming>,
-    /// A turn runs and takes them; between turns notifications are dropped (they belong to
-    /// no turn) and requests refused, so an idle session holds nothing.
-    active: bool,
-}
-
 /// Our side of the connection. Lines go out through `out` (a writer task owns the pipe);
 /// [`Rpc::dispatch`] is fed every line the server sends.
 #[derive(Debug)]
@@ -109,7 +99,7 @@ pub(crate) struct Rpc {
     threads: RefCell<HashMap<String, Route>>,
     /// Messages routed to a running turn and not yet taken by it ([`Rpc::took`]).
     backlog: Cell<usize>,
-    /// Wakes the reader when the backlog falls below [`BACKLOG_LIMIT`].
+    /// Wakes the reader when the backlog falls below its limit.
     room: tokio::sync::Notify,
     gone: RefCell<Option<Gone>>,
     /// The last `account/rateLimits/updated` params (they name no thread), for `/status`.
@@ -168,11 +158,6 @@ impl Rpc {
         self.heard.get().elapsed()
     }
 
-    /// Whether a turn runs on the server (and so waits on it).
-    pub(crate) fn turn_running(&self) -> bool {
-        self.threads.borrow().values().any(|r| r.active)
-    }
-
     /// Resolves with what the server did not answer once it is declared dead (cancel-safe).
     pub(crate) async fn wedged(&self) -> String {
         loop {
@@ -198,55 +183,14 @@ impl Rpc {
         self.gone.borrow().clone()
     }
 
+    /// Whether the server is gone or about to be (declared dead, being stopped).
+    pub(crate) fn is_dead(&self) -> bool {
+        self.gone.borrow().is_some() || self.wedged.borrow().is_some()
+    }
+
     /// The account's rate limits as last reported.
     pub(crate) fn rate_limits(&self) -> Option<Value> {
         self.rate_limits.borrow().clone()
-    }
-
-    /// Routes what the server sends about `thread_id` to `tx` (replacing an earlier route).
-    pub(crate) fn subscribe(&self, thread_id: &str, tx: mpsc::UnboundedSender<Incoming>) {
-        if let Some(gone) = self.gone() {
-            let _ignored = tx.send(Incoming::Gone(gone));
-            return;
-        }
-        self.threads
-            .borrow_mut()
-            .insert(thread_id.to_owned(), Route { tx, active: false });
-    }
-
-    /// Whether a turn of `thread_id` runs and takes its messages.
-    pub(crate) fn set_active(&self, thread_id: &str, active: bool) {
-        if let Some(route) = self.threads.borrow_mut().get_mut(thread_id) {
-            route.active = active;
-        }
-    }
-
-    /// A running turn took one message off its channel.
-    pub(crate) fn took(&self, msg: &Incoming) {
-        if matches!(msg, Incoming::Gone(_)) {
-            return;
-        }
-        let left = self.backlog.get().saturating_sub(1);
-        self.backlog.set(left);
-        if left < BACKLOG_LIMIT {
-            self.room.notify_waiters();
-        }
-    }
-
-    /// Resolves when running turns have room for more messages (cancel-safe).
-    pub(crate) async fn room(&self) {
-        loop {
-            let notified = self.room.notified();
-            if self.backlog.get() < BACKLOG_LIMIT || self.gone.borrow().is_some() {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// Stops routing `thread_id`.
-    pub(crate) fn unsubscribe(&self, thread_id: &str) {
-        self.threads.borrow_mut().remove(thread_id);
     }
 
     /// Sends a request and waits for its result, within the request limit.
@@ -370,44 +314,6 @@ impl Rpc {
         let _ignored = tx.send(result);
     }
 
-    fn route(&self, incoming: Incoming) {
-        let params = match &incoming {
-            Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
-            Incoming::Gone(_) => return,
-        };
-        let thread = thread_of(params);
-        let route = thread.and_then(|t| self.threads.borrow().get(t).map(|r| (r.tx.clone(), r.active)));
-        match (route, incoming) {
-            (Some((tx, true)), incoming) => match tx.send(incoming) {
-                Ok(()) => self.backlog.set(self.backlog.get() + 1),
-                Err(mpsc::error::SendError(Incoming::Request { id, method, .. })) => {
-                    tracing::debug!(%method, "a request for a session that is gone; declined");
-                    self.respond_error(&id, -32603, "the session this was for has ended");
-                }
-                Err(_) => {}
-            },
-            (Some((_, false)), Incoming::Request { id, method, .. }) => {
-                tracing::warn!(%method, "codex app-server asked something between turns; declined");
-                self.respond_error(&id, -32603, "no turn of this session is running");
-            }
-            (Some((_, false)), Incoming::Notification { method, .. }) => {
-                tracing::trace!(%method, "a notification between turns; dropped");
-            }
-            (None, Incoming::Request { id, method, .. }) => {
-                tracing::warn!(%method, "codex app-server asked something no session can answer; declined");
-                self.respond_error(&id, -32601, "acplb cannot answer this request");
-            }
-            (None, Incoming::Notification { method, params }) => {
-                if method == "account/rateLimits/updated" {
-                    *self.rate_limits.borrow_mut() = Some(params);
-                } else {
-                    tracing::trace!(%method, "a notification for no session");
-                }
-            }
-            (_, Incoming::Gone(_)) => {}
-        }
-    }
-
     /// The server is gone: every waiting request fails and every session hears it.
     pub(crate) fn close(&self, gone: &Gone) {
         *self.gone.borrow_mut() = Some(gone.clone());
@@ -421,154 +327,5 @@ impl Rpc {
     }
 }
 
-/// The thread a server message is about: `params.threadId`, or `params.thread.id`
-/// (`thread/started`), or `params.conversationId` (legacy requests).
-fn thread_of(params: &Value) -> Option<&str> {
-    params
-        .get("threadId")
-        .or_else(|| params.get("thread").and_then(|t| t.get("id")))
-        .or_else(|| params.get("conversationId"))
-        .and_then(Value::as_str)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        (
-            Rpc::new(tx, Duration::from_secs(60), ServedSecrets::default()),
-            rx,
-        )
-    }
-
-    #[tokio::test]
-    async fn a_request_gets_its_own_answer_and_errors_carry_the_message() {
-        let (rpc, mut out) = peer();
-        let first = rpc.request("a", json!({}));
-        let second = rpc.request("b", json!({}));
-        let both = async {
-            let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
-            assert_eq!(sent["method"], "a");
-            assert_eq!(sent["jsonrpc"], "2.0");
-            let sent2: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
-            rpc.dispatch(
-                &json!({"id": sent2["id"], "error": {"code": -32600, "message": "bad"}}).to_string(),
-            );
-            rpc.dispatch(&json!({"id": sent["id"], "result": {"ok": 1}}).to_string());
-        };
-        let (a, b, ()) = tokio::join!(first, second, both);
-        assert_eq!(a.unwrap(), json!({"ok": 1}));
-        assert_eq!(b.unwrap_err().to_string(), "bad (code -32600)");
-    }
-
-    #[tokio::test]
-    async fn messages_go_to_the_session_of_their_thread_and_unknown_requests_are_declined() {
-        let (rpc, mut out) = peer();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        rpc.subscribe("t1", tx);
-        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","early":1}}"#);
-        rpc.set_active("t1", true);
-        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","x":1}}"#);
-        rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t2"}}"#);
-        rpc.dispatch(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"t9"}}"#);
-        rpc.dispatch("not json");
-        match rx.try_recv().unwrap() {
-            Incoming::Notification { method, params } => {
-                assert_eq!(method, "item/started");
-                assert_eq!(params["x"], 1);
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(rx.try_recv().is_err(), "t2's message did not reach t1");
-        let refusal: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
-        assert_eq!(refusal["id"], 0);
-        assert_eq!(refusal["error"]["code"], -32601);
-    }
-
-    #[tokio::test]
-    async fn the_reader_waits_while_running_turns_have_a_full_backlog() {
-        let (rpc, _out) = peer();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        rpc.subscribe("t1", tx);
-        rpc.set_active("t1", true);
-        let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t1","delta":"x"}}"#;
-        for _ in 0..BACKLOG_LIMIT {
-            rpc.dispatch(line);
-        }
-        let room = rpc.room();
-        tokio::pin!(room);
-        assert!(
-            futures::poll!(room.as_mut()).is_pending(),
-            "full: the reader waits"
-        );
-        let msg = rx.try_recv().unwrap();
-        rpc.took(&msg);
-        assert!(futures::poll!(room.as_mut()).is_ready(), "one taken: room again");
-        // Between turns nothing is kept.
-        rpc.set_active("t1", false);
-        rpc.dispatch(line);
-        assert_eq!(rx.len(), BACKLOG_LIMIT - 1);
-    }
-
-    #[tokio::test]
-    async fn a_request_not_answered_in_time_has_the_server_declared_dead() {
-        let (tx, _out) = mpsc::unbounded_channel();
-        let rpc = Rpc::new(tx, Duration::from_millis(30), ServedSecrets::default());
-        // The reader's part: stop the server, say why.
-        let reader = async {
-            let unanswered = rpc.wedged().await;
-            rpc.close(&Gone {
-                status: "signal: 9 (SIGKILL)".into(),
-                stderr_tail: "last words".into(),
-                unanswered: Some(unanswered),
-            });
-        };
-        let (result, ()) = tokio::join!(rpc.request("turn/start", json!({})), reader);
-        let Err(RpcFailure::Gone(gone)) = result else {
-            panic!("{result:?}")
-        };
-        assert_eq!(gone.unanswered.as_deref(), Some("`turn/start` within 30ms"));
-        assert_eq!(gone.stderr_tail, "last words");
-    }
-
-    #[tokio::test]
-    async fn an_error_answer_reaches_the_caller_without_a_served_secret() {
-        let (tx, mut out) = mpsc::unbounded_channel();
-        let served = ServedSecrets::default();
-        served.add(&acplb_core::secrets::KnownSecrets::new(["value-of-session-a"]));
-        let rpc = Rpc::new(tx, Duration::from_secs(60), served);
-        let answer = async {
-            let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
-            rpc.dispatch(
-                &json!({"id": sent["id"], "error": {"code": 1, "message": "bad env value-of-session-a"}})
-                    .to_string(),
-            );
-        };
-        let (result, ()) = tokio::join!(rpc.request("thread/start", json!({})), answer);
-        assert_eq!(result.unwrap_err().to_string(), "bad env [REDACTED] (code 1)");
-    }
-
-    #[tokio::test]
-    async fn when_the_server_goes_every_waiter_and_session_hears_why() {
-        let (rpc, _out) = peer();
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        rpc.subscribe("t1", tx);
-        rpc.set_active("t1", true);
-        let waiting = rpc.request("turn/start", json!({}));
-        let gone = Gone {
-            status: "exit status: 3".into(),
-            stderr_tail: "boom".into(),
-            unanswered: None,
-        };
-        let close = async { rpc.close(&gone) };
-        let (result, ()) = tokio::join!(waiting, close);
-        assert_eq!(result.unwrap_err(), RpcFailure::Gone(gone.clone()));
-        assert!(matches!(rx.try_recv().unwrap(), Incoming::Gone(g) if g == gone));
-        assert!(matches!(
-            rpc.request("x", json!({})).await,
-            Err(RpcFailure::Gone(_))
-        ));
-    }
-}
+mod tests;
