@@ -88,14 +88,7 @@ async fn a_codex_without_app_server_says_to_use_the_exec_transport() {
         "echo \"error: unrecognized subcommand '$1'\" >&2\nexit 2",
     );
     let mut acplb = spawn(dir.path(), &codex);
-    let cwd = dir.path().to_owned();
-    let result = acplb
-        .client(&Updates::default(), async |cx| {
-            let (_, s) = open_session(&cx, &cwd).await?;
-            Ok(prompt(&cx, &s.session_id, "hello").await)
-        })
-        .await
-        .unwrap();
+    let result = acplb.hello(dir.path()).await;
     let err = result.expect_err("no app-server");
     assert!(err.message.contains("--transport exec"), "{err:?}");
 }

@@ -5,39 +5,22 @@ use std::path::{Path, PathBuf};
 
 use agent_client_protocol::v1::schema::{EnvVariable, McpServer, McpServerStdio, NewSessionRequest};
 
+use super::codex::{files_under, unique_secret};
 use super::stand_in::{app_server, fake_codex, spawn_app_server};
-use crate::harness::{Acplb, Updates, open_session, prompt, transport};
-
-/// A value no other process or test has.
-fn unique(tag: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{tag}{}x{nanos}", std::process::id())
-}
-
-/// The text of every file under `dir`, with its path.
-fn texts_under(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(texts_under(&path));
-        } else {
-            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
-            out.push((path, text));
-        }
-    }
-    out
-}
+use crate::harness::{Acplb, Updates, prompt, transport};
 
 /// Checks that `secret` is in none of acplb's journals or its log, and that the session's
 /// journal recorded the failed turn.
 async fn assert_kept_nowhere(acplb: &mut Acplb, state: &Path, secret: &str) {
     let (code, _) = acplb.wait_exit(std::time::Duration::from_secs(10)).await;
     assert_eq!(code, Some(0), "{}", acplb.stderr());
-    let files = texts_under(state);
+    let files: Vec<(PathBuf, String)> = files_under(state)
+        .into_iter()
+        .map(|path| {
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            (path, text)
+        })
+        .collect();
     let journals: Vec<_> = files
         .iter()
         .filter(|(p, _)| p.ends_with("journal.jsonl"))
@@ -60,7 +43,7 @@ async fn assert_kept_nowhere(acplb: &mut Acplb, state: &Path, secret: &str) {
 async fn a_secret_codex_prints_as_it_fails_to_start_reaches_no_error_journal_or_log() {
     let dir = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
-    let secret = unique("sk-proj-");
+    let secret = unique_secret("sk-proj");
     // The same on both transports: `codex exec` and `codex app-server` die at once, before
     // the turn (or `initialize`) gets an answer.
     let codex = fake_codex(
@@ -72,14 +55,7 @@ async fn a_secret_codex_prints_as_it_fails_to_start_reaches_no_error_journal_or_
         ("ACPLB_STATE_DIR".to_owned(), state.path().display().to_string()),
     ];
     let mut acplb = Acplb::spawn(&["--transport", &transport()], &env, dir.path());
-    let cwd = dir.path().to_owned();
-    let result = acplb
-        .client(&Updates::default(), async |cx| {
-            let (_, s) = open_session(&cx, &cwd).await?;
-            Ok(prompt(&cx, &s.session_id, "hello").await)
-        })
-        .await
-        .unwrap();
+    let result = acplb.hello(dir.path()).await;
     let err = result.expect_err("Codex died");
     let text = serde_json::to_string(&err).unwrap();
     assert!(
@@ -101,7 +77,7 @@ async fn one_sessions_mcp_secret_never_reaches_another_when_the_shared_server_di
     let state = tempfile::tempdir().unwrap();
     // A value no secret pattern knows, under a name that says nothing: only the exact value
     // of session A's MCP server marks it as a secret.
-    let secret = unique("plain-value-");
+    let secret = unique_secret("plain-value");
     // When a turn starts, the server prints every thread it started (A's carries the value
     // in its MCP server's `env`) and dies.
     let log = dir.path().join("threads.log");

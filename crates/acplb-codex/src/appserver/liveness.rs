@@ -75,9 +75,9 @@ impl ReadClock {
     pub(crate) async fn within<F: Future>(&self, limit: Duration, answer: F) -> Option<F::Output> {
         tokio::pin!(answer);
         let mut spent = Duration::ZERO;
-        while spent < limit {
+        while let Some(left) = limit.checked_sub(spent).filter(|d| !d.is_zero()) {
             let (held, started) = (self.held_for(), Instant::now());
-            if let Ok(out) = tokio::time::timeout(limit - spent, &mut answer).await {
+            if let Ok(out) = tokio::time::timeout(left, &mut answer).await {
                 return Some(out);
             }
             let holding = self.held_for().saturating_sub(held);

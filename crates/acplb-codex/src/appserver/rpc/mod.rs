@@ -217,21 +217,20 @@ impl Rpc {
         let (tx, mut rx) = oneshot::channel();
         self.pending.borrow_mut().insert(id, tx);
         self.send(&json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
-        let answer = match self.clock.within(limit, &mut rx).await {
-            Some(answer) => answer,
-            None => {
-                let unanswered = format!("{what} within {}", humantime::format_duration(limit));
-                self.declare_dead(unanswered.clone());
-                // The reader stops the server and answers every waiter, this one too, with the
-                // reason and its last stderr.
-                tokio::time::timeout(STOPPING, rx).await.unwrap_or_else(|_| {
-                    Ok(Err(RpcFailure::Gone(Gone {
-                        status: "stopped".into(),
-                        stderr_tail: String::new(),
-                        unanswered: Some(unanswered),
-                    })))
-                })
-            }
+        let answer = if let Some(answer) = self.clock.within(limit, &mut rx).await {
+            answer
+        } else {
+            let unanswered = format!("{what} within {}", humantime::format_duration(limit));
+            self.declare_dead(unanswered.clone());
+            // The reader stops the server and answers every waiter, this one too, with the
+            // reason and its last stderr.
+            tokio::time::timeout(STOPPING, rx).await.unwrap_or_else(|_| {
+                Ok(Err(RpcFailure::Gone(Gone {
+                    status: "stopped".into(),
+                    stderr_tail: String::new(),
+                    unanswered: Some(unanswered),
+                })))
+            })
         };
         // The sender is dropped only when the connection is torn down.
         answer.unwrap_or_else(|_| Err(RpcFailure::Gone(self.gone().unwrap_or_else(Gone::closed))))
