@@ -257,6 +257,16 @@ impl Acplb {
             .await
     }
 
+    /// Opens a session in `cwd` and sends it one prompt, `hello`; the prompt's result.
+    pub async fn hello(&mut self, cwd: &Path) -> Result<PromptResponse, agent_client_protocol::Error> {
+        self.client(&Updates::default(), async |cx| {
+            let (_, s) = open_session(&cx, cwd).await?;
+            Ok(prompt(&cx, &s.session_id, "hello").await)
+        })
+        .await
+        .unwrap()
+    }
+
     /// Waits for acplb to exit, at most `limit`; returns its exit code and how long it took.
     pub async fn wait_exit(&mut self, limit: Duration) -> (Option<i32>, Duration) {
         let start = Instant::now();
@@ -327,6 +337,20 @@ pub async fn codex_work_left(marker: &str, acplb_pid: u32, limit: Duration) -> V
     };
     eventually(limit, || list().is_empty()).await;
     list()
+}
+
+/// Waits until the `sleep 30` tool call of `scenario:sleep` has been shown (panics after 30 s).
+pub async fn until_sleeping(updates: &Updates) {
+    let sleeping = || {
+        updates
+            .of_kind("tool_call")
+            .iter()
+            .any(|c| c["title"] == "sleep 30")
+    };
+    assert!(
+        eventually(Duration::from_secs(30), sleeping).await,
+        "sleep 30 never started"
+    );
 }
 
 /// Polls `check` every 10 ms until it holds or `limit` passes; returns whether it held.

@@ -5,16 +5,8 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
 
-use crate::harness::{Updates, eventually, open_session, prompt};
+use crate::harness::{open_session, prompt, until_sleeping};
 use crate::live::Live;
-
-/// Whether a tool call for `sleep 30` has been shown.
-fn sleeping(updates: &Updates) -> bool {
-    updates
-        .of_kind("tool_call")
-        .iter()
-        .any(|c| c["title"] == "sleep 30")
-}
 
 #[tokio::test]
 async fn cancel_during_a_long_command_stops_codex_within_a_second() {
@@ -30,10 +22,7 @@ async fn cancel_during_a_long_command_stops_codex_within_a_second() {
             let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
             let turn = cx.send_request(request).block_task();
             let canceller = async {
-                assert!(
-                    eventually(Duration::from_secs(30), || sleeping(&updates)).await,
-                    "sleep 30 never started"
-                );
+                until_sleeping(&updates).await;
                 let at = Instant::now();
                 cx.send_notification(CancelNotification::new(s.session_id.clone()))
                     .unwrap();
@@ -92,10 +81,7 @@ async fn client_leaving_mid_turn_makes_acplb_exit_cleanly_with_no_orphans() {
             let (_, s) = open_session(&cx, &ws).await?;
             let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
             let turn = cx.send_request(request);
-            assert!(
-                eventually(Duration::from_secs(30), || sleeping(&updates)).await,
-                "sleep 30 never started"
-            );
+            until_sleeping(&updates).await;
             // Leave without waiting: returning closes acplb's stdin.
             turn.detach();
             Ok(())
@@ -170,10 +156,7 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
             let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
             let turn = cx.send_request(request).block_task();
             let killer = async {
-                assert!(
-                    eventually(Duration::from_secs(30), || sleeping(&updates)).await,
-                    "sleep 30 never started"
-                );
+                until_sleeping(&updates).await;
                 // Kill Codex itself (the process acplb started), as a crash would.
                 for pid in crate::harness::processes_with_env(&marker) {
                     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
@@ -221,10 +204,7 @@ async fn sigterm_mid_turn_kills_codex_and_exits_zero_within_a_second() {
         let request = PromptRequest::new(s.session_id.clone(), vec!["scenario:sleep wait".into()]);
         let turn = cx.send_request(request).block_task();
         let term = async {
-            assert!(
-                eventually(Duration::from_secs(30), || sleeping(&updates)).await,
-                "sleep 30 never started"
-            );
+            until_sleeping(&updates).await;
             nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
             Instant::now()
         };

@@ -50,6 +50,10 @@ pub struct CodexOptions {
     /// The editor's backpressure: a shared app-server's output is read only while the editor
     /// keeps up (the default never waits).
     pub output_flow: acplb_core::transport::OutputFlow,
+    /// The time limit of every request to a shared app-server, `initialize` included; `None`
+    /// for the defaults (30 s for `initialize`, 60 s for the rest). [`CodexOptions::new`] takes
+    /// it from `ACPLB_CODEX_REQUEST_TIMEOUT_MS` (milliseconds), a setting for tests.
+    pub request_limit: Option<Duration>,
 }
 
 impl CodexOptions {
@@ -64,6 +68,19 @@ impl CodexOptions {
             transcript_dir: None,
             mcp_launcher: None,
             output_flow: acplb_core::transport::OutputFlow::default(),
+            request_limit: request_limit_from_env(),
+        }
+    }
+}
+
+/// `ACPLB_CODEX_REQUEST_TIMEOUT_MS`, when it is a positive number of milliseconds.
+fn request_limit_from_env() -> Option<Duration> {
+    let value = std::env::var("ACPLB_CODEX_REQUEST_TIMEOUT_MS").ok()?;
+    match value.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
+        _ => {
+            tracing::warn!(%value, "ignoring ACPLB_CODEX_REQUEST_TIMEOUT_MS: not a positive number of milliseconds");
+            None
         }
     }
 }

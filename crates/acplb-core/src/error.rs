@@ -38,6 +38,20 @@ pub enum ProviderError {
         /// The last lines of its stderr.
         stderr_tail: String,
     },
+    /// The provider process stopped answering (it did not answer a request within its time
+    /// limit), so acplb stopped it; the next prompt starts a new one.
+    #[error(
+        "`{process}` did not answer {unanswered}; acplb stopped it, and the next prompt starts it again{}",
+        tail_suffix(.stderr_tail)
+    )]
+    Unresponsive {
+        /// The process (`/usr/bin/codex app-server`).
+        process: String,
+        /// What it did not answer, and within what time (`` `turn/start` within 1m ``).
+        unanswered: String,
+        /// The last lines of its stderr.
+        stderr_tail: String,
+    },
     /// The provider reported that the turn failed.
     #[error("{message}")]
     TurnFailed {

@@ -40,9 +40,24 @@ impl KnownSecrets {
                 needles.push(escaped.to_owned());
             }
         }
+        Self::sorted(needles)
+    }
+
+    /// Longest first, each once.
+    fn sorted(mut needles: Vec<String>) -> Self {
         needles.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         needles.dedup();
         Self { needles }
+    }
+
+    /// Adds the secrets of `other` (those of another session served by the same process).
+    pub fn extend(&mut self, other: &KnownSecrets) {
+        if other.needles.iter().all(|n| self.needles.contains(n)) {
+            return;
+        }
+        let mut needles = std::mem::take(&mut self.needles);
+        needles.extend(other.needles.iter().cloned());
+        *self = Self::sorted(needles);
     }
 
     /// The values of every `env` entry of stdio servers and every header of HTTP and SSE
@@ -138,6 +153,18 @@ mod tests {
         );
         assert!(matches!(s.redact_known("nothing here"), Cow::Borrowed(_)));
         assert!(KnownSecrets::new(["short"]).is_empty());
+    }
+
+    #[test]
+    fn extended_secrets_are_matched_longest_first_and_kept_once() {
+        let mut s = KnownSecrets::new(["hunter2-prod"]);
+        s.extend(&KnownSecrets::new(["hunter2-prod-and-more", "hunter2-prod"]));
+        s.extend(&KnownSecrets::default());
+        assert_eq!(s.needles.len(), 2);
+        assert_eq!(
+            s.redact_known("a hunter2-prod-and-more b hunter2-prod"),
+            "a [REDACTED] b [REDACTED]"
+        );
     }
 
     #[test]

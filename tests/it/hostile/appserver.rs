@@ -3,25 +3,16 @@
 //! ends the prompt at once), a Codex without `app-server` (told to use `--transport exec`), and
 //! one that prints garbage and asks what acplb cannot answer (declined; the turn goes on).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, StopReason};
 
+use super::stand_in::{fake_codex, spawn_app_server};
 use crate::harness::{Acplb, Updates, open_session, prompt};
 
-/// A stand-in `codex` script; `body` runs for `codex app-server`.
-fn fake_codex(dir: &Path, body: &str) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt as _;
-    let path = dir.join("codex");
-    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path
-}
-
 fn spawn(dir: &Path, codex: &Path) -> Acplb {
-    let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
-    Acplb::spawn(&["--transport", "app-server"], &env, dir)
+    spawn_app_server(dir, codex, &[])
 }
 
 #[tokio::test]
@@ -97,14 +88,7 @@ async fn a_codex_without_app_server_says_to_use_the_exec_transport() {
         "echo \"error: unrecognized subcommand '$1'\" >&2\nexit 2",
     );
     let mut acplb = spawn(dir.path(), &codex);
-    let cwd = dir.path().to_owned();
-    let result = acplb
-        .client(&Updates::default(), async |cx| {
-            let (_, s) = open_session(&cx, &cwd).await?;
-            Ok(prompt(&cx, &s.session_id, "hello").await)
-        })
-        .await
-        .unwrap();
+    let result = acplb.hello(dir.path()).await;
     let err = result.expect_err("no app-server");
     assert!(err.message.contains("--transport exec"), "{err:?}");
 }

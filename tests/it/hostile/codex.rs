@@ -50,7 +50,7 @@ fn mock_config() -> MockConfig {
 }
 
 /// A value no other process has on its command line.
-fn unique_secret(tag: &str) -> String {
+pub(super) fn unique_secret(tag: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -117,7 +117,7 @@ impl Drop for CmdlineWatch {
 }
 
 /// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {
         let path = entry.path();
@@ -393,14 +393,7 @@ async fn a_crashing_codex_is_explained_in_the_error_message() {
     let codex = crashing_codex(dir.path());
     let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
     let mut acplb = Acplb::spawn(&[], &env, dir.path());
-    let cwd = dir.path().to_owned();
-    let result = acplb
-        .client(&Updates::default(), async |cx| {
-            let (_, s) = open_session(&cx, &cwd).await?;
-            Ok(prompt(&cx, &s.session_id, "hello").await)
-        })
-        .await
-        .unwrap();
+    let result = acplb.hello(dir.path()).await;
     let err = result.expect_err("the crash fails the prompt");
     assert_ne!(err.message, "Internal error");
     assert!(

@@ -10,5 +10,8 @@ mod flow;
 mod mail;
 mod queue;
 mod signals;
+mod stand_in;
+mod stderr_secrets;
+mod unresponsive;
 mod wire;
 mod worker;

@@ -1,7 +1,9 @@
 //! The `codex app-server` transport: one long-lived Codex shared by every session
-//! (`server.rs`), spoken to over JSON-RPC (`rpc.rs`); each ACP session is a Codex thread
-//! (`session.rs`) whose notifications are decoded into ACP updates ([`decode`], pure) and whose
-//! approval requests become permission prompts ([`approval`], pure).
+//! (`server.rs`, its pipes in `pipes.rs`), spoken to over JSON-RPC (`rpc.rs`) with a time limit
+//! on every request (`liveness.rs`); each ACP session is a Codex thread (`session.rs`) whose
+//! notifications are decoded into ACP updates ([`decode`], pure) and whose approval requests
+//! become permission prompts ([`approval`], pure). What the server prints is redacted with the
+//! secrets of every session it served (`served.rs`).
 
 pub mod approval;
 mod commands;
@@ -9,7 +11,10 @@ mod config;
 pub mod decode;
 mod early;
 mod edits;
+mod liveness;
+mod pipes;
 mod rpc;
+mod served;
 mod server;
 mod session;
 mod signal;

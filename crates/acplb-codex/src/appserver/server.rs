@@ -1,6 +1,8 @@
 //! The one `codex app-server` child an acplb shares between its sessions: started in the
-//! background with the first session, restarted on demand (never in a loop) after it died,
-//! stopped with its whole process tree on shutdown.
+//! background with the first session, restarted on demand (never in a loop) after it died or
+//! stopped answering, stopped with its whole process tree on shutdown. A start is one attempt
+//! (spawn, then `initialize` within its limit) shared by everyone who needs the server while it
+//! runs.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -8,13 +10,18 @@ use std::time::Duration;
 
 use acplb_core::error::ProviderError;
 use acplb_core::provider::{ProviderSession, SessionSetup};
-use acplb_core::transport::{Process, ProcessEvent, ProcessSpec, StdinMode};
+use acplb_core::secrets::KnownSecrets;
+use acplb_core::transport::{Process, ProcessSpec, StdinMode};
+use futures::FutureExt as _;
+use futures::future::{LocalBoxFuture, Shared};
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::liveness::{self, Limits};
+use super::pipes::{self, Reader};
 use super::rpc::{Gone, Rpc, RpcFailure};
+use super::served::ServedSecrets;
 use super::session::AppSession;
 use crate::exec::{CodexOptions, child_env};
 use crate::transcript::Transcript;
@@ -22,10 +29,8 @@ use crate::transcript::Transcript;
 /// The transcript of one app-server process, shared by its reader and `connect`.
 type ProcessTranscript = Rc<RefCell<Transcript>>;
 
-/// How long Codex may take to answer `initialize`.
-const INITIALIZE_LIMIT: Duration = Duration::from_secs(30);
-/// How long the server has to answer a health check.
-const HEALTH_LIMIT: Duration = Duration::from_secs(10);
+/// A start in progress: the server spawned, `initialize` not answered yet.
+type Attempt = Shared<LocalBoxFuture<'static, Result<Conn, RpcFailure>>>;
 
 /// A live connection to one app-server process.
 #[derive(Debug, Clone)]
@@ -47,13 +52,26 @@ struct Running {
     task: JoinHandle<()>,
 }
 
-#[derive(Debug)]
 struct Inner {
     options: CodexOptions,
+    limits: Limits,
+    /// The secrets of every session opened here, cut from whatever the server prints.
+    served: ServedSecrets,
     running: RefCell<Option<Running>>,
-    starting: tokio::sync::Mutex<()>,
+    /// The start in progress, which everyone who needs the server meanwhile waits on.
+    starting: RefCell<Option<Attempt>>,
     generation: Cell<u64>,
     stopped: Cell<bool>,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inner")
+            .field("running", &self.running)
+            .field("starting", &self.starting.borrow().is_some())
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The shared app-server (cheap to clone).
@@ -67,9 +85,11 @@ impl AppServer {
     pub(crate) fn new(options: CodexOptions) -> Self {
         Self {
             inner: Rc::new(Inner {
+                limits: Limits::new(options.request_limit),
                 options,
+                served: ServedSecrets::default(),
                 running: RefCell::new(None),
-                starting: tokio::sync::Mutex::new(()),
+                starting: RefCell::new(None),
                 generation: Cell::new(0),
                 stopped: Cell::new(false),
             }),
@@ -87,59 +107,66 @@ impl AppServer {
         Box::new(AppSession::new(self.clone(), setup))
     }
 
+    /// A session's secrets, from now on cut from everything the server prints.
+    pub(crate) fn serve(&self, secrets: &KnownSecrets) {
+        self.inner.served.add(secrets);
+    }
+
     /// The running server, if it is alive.
     pub(crate) fn live(&self) -> Option<Conn> {
         self.inner
             .running
             .borrow()
             .as_ref()
-            .filter(|r| r.ready && r.conn.rpc.gone().is_none())
+            .filter(|r| r.ready && !r.conn.rpc.is_dead())
             .map(|r| r.conn.clone())
     }
 
     /// Whether the running server (if one was started) is alive and answers a cheap request
-    /// (`thread/loaded/list`) within [`HEALTH_LIMIT`]. A server not started yet is healthy: it
-    /// starts on demand.
+    /// (`thread/loaded/list`) within the health limit; one that does not is stopped. A server
+    /// not started yet is healthy: it starts on demand.
     pub(crate) async fn health(&self) -> Result<(), String> {
         let conn = {
             let running = self.inner.running.borrow();
             match running.as_ref() {
                 None => return Ok(()),
                 Some(r) if !r.ready => return Ok(()),
-                Some(r) => {
-                    if let Some(gone) = r.conn.rpc.gone() {
-                        return Err(format!("codex app-server is gone: {}", self.gone_error(&gone)));
-                    }
-                    r.conn.clone()
-                }
+                Some(r) => r.conn.clone(),
             }
         };
-        match tokio::time::timeout(HEALTH_LIMIT, conn.rpc.request("thread/loaded/list", json!({}))).await {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(failure)) => match failure {
-                RpcFailure::Gone(gone) => {
-                    Err(format!("codex app-server is gone: {}", self.gone_error(&gone)))
-                }
-                // An error answer is still an answer: the server is alive.
-                RpcFailure::Error { .. } => Ok(()),
-            },
-            Err(_) => Err(format!(
-                "codex app-server did not answer a health check within {} s",
-                HEALTH_LIMIT.as_secs()
-            )),
+        let limit = self.inner.limits.health;
+        match conn
+            .rpc
+            .request_within("thread/loaded/list", json!({}), limit, "a health check")
+            .await
+        {
+            // An error answer is still an answer: the server is alive.
+            Ok(_) | Err(RpcFailure::Error { .. }) => Ok(()),
+            Err(RpcFailure::Gone(gone)) => Err(match gone.unanswered {
+                Some(_) => self.gone_error(&gone).to_string(),
+                None => format!("codex app-server is gone: {}", self.gone_error(&gone)),
+            }),
         }
     }
 
-    /// The running server, started (or started anew after it died) if need be.
+    /// The running server, started (or started anew after it died) if need be. Whoever needs
+    /// it while a start is under way waits on that start: one attempt, bounded by the
+    /// `initialize` limit, and its outcome for all of them.
     pub(crate) async fn connect(&self) -> Result<Conn, ProviderError> {
         if let Some(conn) = self.live() {
             return Ok(conn);
         }
-        // One start at a time; whoever waited here finds the server the first one started.
-        let _starting = self.inner.starting.lock().await;
-        if let Some(conn) = self.live() {
-            return Ok(conn);
-        }
+        let under_way = self.inner.starting.borrow().clone();
+        let attempt = match under_way {
+            Some(attempt) => attempt,
+            None => self.begin()?,
+        };
+        attempt.await.map_err(|failure| self.failed(&failure))
+    }
+
+    /// Spawns a new server and starts its `initialize` in the background, as the attempt
+    /// everyone waits on until it is answered (or not).
+    fn begin(&self) -> Result<Attempt, ProviderError> {
         if self.inner.stopped.get() {
             return Err(ProviderError::Prepare("acplb is stopping".into()));
         }
@@ -152,6 +179,30 @@ impl AppServer {
             stop: Some(stop),
             task,
         });
+        let server = self.clone();
+        // A task of its own: a waiter that gives up (a cancelled prompt) does not stop it.
+        let handle = tokio::task::spawn_local(async move {
+            let result = server.initialize(conn, &transcript).await;
+            server.inner.starting.borrow_mut().take();
+            result
+        });
+        let attempt = async move {
+            handle.await.unwrap_or_else(|e| {
+                Err(RpcFailure::Gone(Gone {
+                    status: format!("starting it failed: {e}"),
+                    stderr_tail: String::new(),
+                    unanswered: None,
+                }))
+            })
+        }
+        .boxed_local()
+        .shared();
+        *self.inner.starting.borrow_mut() = Some(attempt.clone());
+        Ok(attempt)
+    }
+
+    /// The `initialize` handshake of a new server; a server that fails it is stopped.
+    async fn initialize(&self, conn: Conn, transcript: &ProcessTranscript) -> Result<Conn, RpcFailure> {
         let init = json!({
             "clientInfo": { "name": "acplb", "title": "acplb", "version": env!("CARGO_PKG_VERSION") },
             "capabilities": { "experimentalApi": false },
@@ -159,21 +210,18 @@ impl AppServer {
         transcript
             .borrow_mut()
             .message(true, &json!({ "method": "initialize", "params": init }));
-        match tokio::time::timeout(INITIALIZE_LIMIT, conn.rpc.request("initialize", init)).await {
-            Ok(Ok(result)) => transcript
+        let limit = self.inner.limits.initialize;
+        match conn
+            .rpc
+            .request_within("initialize", init, limit, "`initialize`")
+            .await
+        {
+            Ok(result) => transcript
                 .borrow_mut()
                 .message(false, &json!({ "method": "initialize", "result": result })),
-            Ok(Err(failure)) => {
+            Err(failure) => {
                 self.stop_current().await;
-                return Err(self.failed(&failure));
-            }
-            Err(_) => {
-                self.stop_current().await;
-                return Err(ProviderError::Prepare(format!(
-                    "`{} app-server` did not answer `initialize` within {} s",
-                    self.inner.options.program.display(),
-                    INITIALIZE_LIMIT.as_secs()
-                )));
+                return Err(failure);
             }
         }
         conn.rpc.notify("initialized", None);
@@ -185,7 +233,7 @@ impl AppServer {
         if let Some(running) = self.inner.running.borrow_mut().as_mut() {
             running.ready = true;
         }
-        tracing::info!(generation, "codex app-server ready");
+        tracing::info!(generation = conn.generation, "codex app-server ready");
         Ok(conn)
     }
 
@@ -199,7 +247,8 @@ impl AppServer {
         }
     }
 
-    /// The error for a turn whose server died under it.
+    /// The error for a turn whose server died under it, or was stopped for not answering (its
+    /// stderr was redacted as it was read).
     pub(crate) fn gone_error(&self, gone: &Gone) -> ProviderError {
         let mut stderr_tail = gone.stderr_tail.clone();
         if stderr_tail.contains("unrecognized subcommand") && stderr_tail.contains("app-server") {
@@ -208,10 +257,17 @@ impl AppServer {
                 "\nthis Codex has no `app-server`; update it, or run acplb with `--transport exec`",
             );
         }
-        ProviderError::Exited {
-            program: self.inner.options.program.clone(),
-            status: gone.status.clone(),
-            stderr_tail,
+        match &gone.unanswered {
+            Some(unanswered) => ProviderError::Unresponsive {
+                process: format!("{} app-server", self.inner.options.program.display()),
+                unanswered: unanswered.clone(),
+                stderr_tail,
+            },
+            None => ProviderError::Exited {
+                program: self.inner.options.program.clone(),
+                status: gone.status.clone(),
+                stderr_tail,
+            },
         }
     }
 
@@ -257,17 +313,19 @@ impl AppServer {
             .ok_or_else(|| ProviderError::Prepare("codex app-server has no stdin".into()))?;
         let marker: Rc<str> = Rc::from(process.marker());
         let (out_tx, out_rx) = mpsc::unbounded_channel();
-        let rpc = Rpc::new(out_tx);
-        tokio::task::spawn_local(write_lines(stdin, out_rx));
+        let limits = self.inner.limits;
+        let rpc = Rpc::new(out_tx, limits.request, self.inner.served.clone());
+        tokio::task::spawn_local(pipes::write_lines(stdin, out_rx));
         let (stop_tx, stop_rx) = oneshot::channel();
-        let task = tokio::task::spawn_local(read_loop(
+        let task = tokio::task::spawn_local(pipes::read_loop(Reader {
             process,
-            rpc.clone(),
-            stop_rx,
-            options.output_flow.clone(),
-            options.interrupt_grace,
-            Rc::clone(&transcript),
-        ));
+            rpc: rpc.clone(),
+            stop: stop_rx,
+            flow: options.output_flow.clone(),
+            grace: options.interrupt_grace,
+            transcript: Rc::clone(&transcript),
+        }));
+        tokio::task::spawn_local(liveness::watch(rpc.clone(), limits.request));
         Ok((
             Conn {
                 rpc,
@@ -300,72 +358,4 @@ impl AppServer {
         self.inner.stopped.set(true);
         self.stop_current().await;
     }
-}
-
-/// Writes lines to the server's stdin until the peer is dropped or the pipe breaks.
-async fn write_lines(mut stdin: tokio::process::ChildStdin, mut rx: mpsc::UnboundedReceiver<String>) {
-    while let Some(mut line) = rx.recv().await {
-        line.push('\n');
-        if let Err(e) = stdin.write_all(line.as_bytes()).await {
-            tracing::debug!(error = %e, "codex app-server's stdin closed");
-            return;
-        }
-    }
-}
-
-/// Reads the server's output into the peer until it exits or is told to stop. While the
-/// editor is behind (`flow`) or running turns have not taken what was read for them
-/// (`Rpc::room`), the server's stdout is not read, so Codex waits on its pipe.
-async fn read_loop(
-    mut process: Process,
-    rpc: Rc<Rpc>,
-    mut stop: oneshot::Receiver<()>,
-    flow: acplb_core::transport::OutputFlow,
-    grace: Duration,
-    transcript: ProcessTranscript,
-) {
-    let status = loop {
-        let event = tokio::select! {
-            biased;
-            _ = &mut stop => {
-                let status = process.stop(grace).await;
-                transcript.borrow_mut().stopped(status);
-                rpc.close(&Gone {
-                    status: status.map_or_else(|| "stopped".into(), |s| s.to_string()),
-                    stderr_tail: String::new(),
-                });
-                return;
-            }
-            // Cancel-safe: waiting for the editor or for running turns to catch up holds no
-            // state; next_event is cancel-safe.
-            event = async {
-                flow.ready().await;
-                rpc.room().await;
-                process.next_event().await
-            } => event,
-        };
-        match event {
-            ProcessEvent::Stdout(line) => rpc.dispatch(&line),
-            ProcessEvent::StdoutOversized { bytes } => {
-                tracing::warn!(bytes, "dropped an over-long line from codex app-server");
-            }
-            ProcessEvent::Stderr(line) => {
-                if tracing::enabled!(target: "acplb::codex::stderr", tracing::Level::DEBUG) {
-                    // Shared by every session: the secret patterns, not one session's values.
-                    let line = acplb_core::redact::redact(&line);
-                    tracing::debug!(target: "acplb::codex::stderr", "{line}");
-                }
-                transcript.borrow_mut().stderr(&line);
-            }
-            ProcessEvent::Exited(status) => break status,
-        }
-    };
-    transcript.borrow_mut().exit(status);
-    // What it started must not outlive it.
-    process.kill_descendants().await;
-    tracing::warn!(%status, "codex app-server exited");
-    rpc.close(&Gone {
-        status: status.to_string(),
-        stderr_tail: process.stderr_tail(),
-    });
 }

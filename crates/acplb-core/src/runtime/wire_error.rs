@@ -28,22 +28,47 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
             status,
             stderr_tail,
         } => {
-            let mut message = format!(
-                "`{}` exited before the turn finished ({status})",
-                program.display()
+            let message = with_last_lines(
+                format!(
+                    "`{}` exited before the turn finished ({status})",
+                    program.display()
+                ),
+                stderr_tail,
             );
-            if let Some(last) = last_lines(stderr_tail) {
-                message.push_str("; its last output: ");
-                message.push_str(&last);
-            }
             titled(Error::internal_error(), &message).data(json!({
                 "message": message,
                 "exitStatus": status,
                 "stderrTail": stderr_tail,
             }))
         }
+        ProviderError::Unresponsive {
+            process,
+            unanswered,
+            stderr_tail,
+        } => {
+            let message = with_last_lines(
+                format!(
+                    "`{process}` did not answer {unanswered}; acplb stopped it, and the next prompt starts it again"
+                ),
+                stderr_tail,
+            );
+            titled(Error::internal_error(), &message).data(json!({
+                "message": message,
+                "reason": "unresponsive",
+                "stderrTail": stderr_tail,
+            }))
+        }
         _ => titled(Error::internal_error(), &e.to_string()).data(json!({ "message": e.to_string() })),
     }
+}
+
+/// `message` followed by the last lines of a stderr tail, if it has any.
+fn with_last_lines(mut message: String, stderr_tail: &str) -> String {
+    if let Some(last) = last_lines(stderr_tail) {
+        message.push_str("; its last output: ");
+        message.push_str(&last);
+    }
+    message
 }
 
 /// The end of a stderr tail short enough for a message: its last lines, joined with ` | `.
@@ -144,6 +169,22 @@ mod tests {
     }
 
     #[test]
+    fn an_unresponsive_provider_is_an_internal_error_saying_what_it_did_not_answer() {
+        let e = ProviderError::Unresponsive {
+            process: "/opt/codex app-server".into(),
+            unanswered: "`initialize` within 30s".into(),
+            stderr_tail: "loading\n".into(),
+        };
+        let err = provider(&e);
+        assert_eq!(err.code, Error::internal_error().code);
+        assert_eq!(
+            err.message,
+            "`/opt/codex app-server` did not answer `initialize` within 30s; acplb stopped it, and the next prompt starts it again; its last output: loading"
+        );
+        assert_eq!(err.data.unwrap()["reason"], "unresponsive");
+    }
+
+    #[test]
     fn every_provider_error_has_a_telling_message() {
         let errors = [
             ProviderError::Spawn {
@@ -157,6 +198,11 @@ mod tests {
             ProviderError::Exited {
                 program: "/x/codex".into(),
                 status: "signal: 9 (SIGKILL)".into(),
+                stderr_tail: String::new(),
+            },
+            ProviderError::Unresponsive {
+                process: "/x/codex app-server".into(),
+                unanswered: "`turn/start` within 1m".into(),
                 stderr_tail: String::new(),
             },
             ProviderError::TurnFailed {

@@ -193,11 +193,10 @@ impl AppSession {
         }
     }
 
-    /// The error for a turn whose server died, its stderr cleared of the session's secrets.
+    /// The error for a turn whose server died or stopped answering (its stderr was cleared of
+    /// every served session's secrets as it was read).
     pub(super) fn gone_error(&self, gone: &Gone) -> ProviderError {
-        let mut gone = gone.clone();
-        gone.stderr_tail = self.secrets.redact(&gone.stderr_tail);
-        self.server.gone_error(&gone)
+        self.server.gone_error(gone)
     }
 
     /// The error a failed request means for the turn.

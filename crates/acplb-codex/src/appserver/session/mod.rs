@@ -114,9 +114,12 @@ impl AppSession {
             // Nothing to resume or fork: the new thread starts with what was said before.
             setup.developer_instructions.push(context);
         }
+        let secrets = KnownSecrets::from_mcp_servers(&setup.mcp_servers);
+        // Before the thread starts: whatever the server prints from now on may hold them.
+        server.serve(&secrets);
         let mut session = Self {
             server,
-            secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
+            secrets,
             setup,
             thread: None,
             known_thread,

@@ -1,11 +1,17 @@
 //! One running turn on app-server: the thread's messages in (decoded into updates), permission
 //! asks raced against cancel, steering, and the interrupt that ends a cancelled turn.
 
+use std::time::Duration;
+
 use super::{
     AppDecoder, AppSignal, Ask, CancellationToken, ContentBlock, ContentChunk, FuturesUnordered, Gone,
     INTERRUPT_WAIT, Incoming, PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt,
     ToolCallStatus, Totals, Transcript, TurnEnd, Value, answer_user_input, json, mpsc, turn_input,
 };
+
+/// How long an interrupted turn has to say it ended before its open tool calls are closed
+/// anyway: the prompt is answered within a second, whatever Codex does.
+const INTERRUPT_CONFIRM: Duration = Duration::from_millis(500);
 
 /// How a turn's stream ended.
 pub(super) enum Ended {
@@ -70,13 +76,17 @@ impl TurnRun<'_> {
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
                 msg = rx.recv(), if asks.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
-                        return Ended::Gone(Gone { status: "the connection was closed".into(), stderr_tail: String::new() });
+                        return Ended::Gone(Gone::closed());
                     };
                     self.rpc.took(&msg);
                     self.record(&msg);
                     match msg {
                         Incoming::Gone(gone) => {
-                            self.close_open("Codex exited before this finished.", sink);
+                            let why = match gone.unanswered {
+                                Some(_) => "Codex stopped answering before this finished.",
+                                None => "Codex exited before this finished.",
+                            };
+                            self.close_open(why, sink);
                             return Ended::Gone(gone);
                         }
                         Incoming::Notification { method, params } => {
@@ -193,7 +203,9 @@ impl TurnRun<'_> {
     }
 
     /// Cancel: pending asks are answered "cancel", the turn is interrupted, and its end awaited
-    /// (briefly) so its last updates are not lost; open tool calls close as cancelled.
+    /// so its last updates are not lost: briefly ([`INTERRUPT_CONFIRM`]) before open tool calls
+    /// close as cancelled and the editor hears it, then on (to [`INTERRUPT_WAIT`]) so that the
+    /// sweep of the turn's commands finds what Codex stopped.
     pub(super) async fn interrupt(
         &mut self,
         rx: &mut mpsc::UnboundedReceiver<Incoming>,
@@ -206,33 +218,23 @@ impl TurnRun<'_> {
         for (id, cancelled) in std::mem::take(&mut self.waiting) {
             self.respond(&id, cancelled);
         }
-        let rpc = self.rpc;
         if let Some(turn_id) = self.turn_id.clone() {
+            let until = tokio::time::Instant::now() + INTERRUPT_WAIT;
             let params = json!({ "threadId": self.thread_id, "turnId": turn_id });
-            let wait_end = async {
+            let rpc = self.rpc;
+            let confirmed = async {
+                // Not answered when Codex is frozen or deaf: then given up with this future.
                 let _ignored = call(rpc, &mut self.transcript, "turn/interrupt", params).await;
-                while let Some(msg) = rx.recv().await {
-                    rpc.took(&msg);
-                    self.record(&msg);
-                    match msg {
-                        Incoming::Notification { method, params } => {
-                            if self.on_notification(&method, &params).is_some() {
-                                return;
-                            }
-                        }
-                        Incoming::Request { id, method, params } => {
-                            // Asked while stopping: refused the way a rejection would be.
-                            match Ask::from_request(&method, &params, &self.decoder) {
-                                Some(ask) => self.respond(&id, ask.cancelled()),
-                                None => self.respond_error(&id, -32603, "the turn was cancelled"),
-                            }
-                        }
-                        Incoming::Gone(_) => return,
-                    }
-                }
+                self.until_end(rx, true).await;
             };
-            if tokio::time::timeout(INTERRUPT_WAIT, wait_end).await.is_err() {
-                tracing::warn!("codex did not confirm the interrupt in time");
+            if tokio::time::timeout(INTERRUPT_CONFIRM, confirmed).await.is_err() {
+                self.close_open("Cancelled before it finished.", sink);
+                if tokio::time::timeout_at(until, self.until_end(rx, false))
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!("codex did not confirm the interrupt in time");
+                }
             }
         }
         // Codex leaves a running command running after an interrupt; it must not outlive the
@@ -245,6 +247,33 @@ impl TurnRun<'_> {
         }
         self.close_open("Cancelled before it finished.", sink);
         Ended::Cancelled
+    }
+
+    /// Reads the interrupted turn's messages until it says it ended (or the server is gone),
+    /// refusing what Codex asks meanwhile; its updates are kept for the editor when `keep`.
+    async fn until_end(&mut self, rx: &mut mpsc::UnboundedReceiver<Incoming>, keep: bool) {
+        while let Some(msg) = rx.recv().await {
+            self.rpc.took(&msg);
+            self.record(&msg);
+            let ended = match msg {
+                Incoming::Notification { method, params } => self.on_notification(&method, &params).is_some(),
+                Incoming::Request { id, method, params } => {
+                    // Asked while stopping: refused the way a rejection would be.
+                    match Ask::from_request(&method, &params, &self.decoder) {
+                        Some(ask) => self.respond(&id, ask.cancelled()),
+                        None => self.respond_error(&id, -32603, "the turn was cancelled"),
+                    }
+                    false
+                }
+                Incoming::Gone(_) => true,
+            };
+            if !keep {
+                self.out.clear();
+            }
+            if ended {
+                return;
+            }
+        }
     }
 
     pub(super) fn close_open(&mut self, why: &str, sink: &dyn SessionSink) {

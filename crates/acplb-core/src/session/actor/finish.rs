@@ -1,9 +1,11 @@
 //! How a turn ends: the prompt (and any prompt steered into it) answered, the journal's turn
-//! end, the registry's status, the plugins told.
+//! end, the registry's status, the plugins told. A cancelled turn's prompt is answered within
+//! [`CANCEL_ANSWER`] even while the provider is still stopping; the rest waits for its end.
 
 use agent_client_protocol::v1::schema::{PromptResponse, StopReason, Usage};
+use tokio::time::Instant;
 
-use super::{Running, SessionActor, steer};
+use super::{CANCEL_ANSWER, Running, SessionActor, steer};
 use crate::error::ProviderError;
 use crate::provider::TurnOutcome;
 use crate::runtime::wire_error::{self, reply};
@@ -23,8 +25,40 @@ impl SessionActor {
         for responder in steered {
             reply(responder.respond_with_error(error.clone()));
         }
-        reply(responder.respond_with_error(error));
+        if let Some(responder) = responder {
+            reply(responder.respond_with_error(error));
+        }
         self.pull_queue();
+    }
+
+    /// The running turn was cancelled (or hit the time limit): its prompt is answered by
+    /// [`CANCEL_ANSWER`] from now, whatever the provider does.
+    pub(super) fn on_turn_cancelled(&mut self) {
+        if let Some(running) = self.running.as_mut() {
+            running.answer_by = Some(Instant::now() + CANCEL_ANSWER);
+        }
+    }
+
+    /// The cancelled turn's provider is still stopping: its prompt (and those steered into it)
+    /// are answered now, `cancelled` (or the time limit's error); the turn's end is recorded
+    /// when it comes, and the next turn starts only then.
+    pub(super) fn answer_cancelled(&mut self) {
+        let limit = self.turn_timeout;
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        let Some(responder) = running.responder.take() else {
+            return;
+        };
+        tracing::info!(session = %self.id, "the provider is still stopping the cancelled turn; its prompt is answered now");
+        let cancelled = Ok(crate::provider::TurnOutcome {
+            stop_reason: StopReason::Cancelled,
+            usage: None,
+        });
+        let timeout = limit.filter(|_| running.timed_out);
+        for responder in std::iter::once(responder).chain(running.steered.drain(..)) {
+            steer::answer(responder, &cancelled, timeout);
+        }
     }
 
     /// The running turn, taken: the watcher of its `$/cancel_request` ended, the registry told
@@ -38,6 +72,8 @@ impl SessionActor {
         Some(running)
     }
 
+    /// The turn ended: its prompt is answered (unless [`Self::answer_cancelled`] did already),
+    /// its end recorded, the next message pulled.
     pub(super) fn finish_turn(&mut self, result: Result<TurnOutcome, ProviderError>) {
         let Some(Running {
             responder,
@@ -61,7 +97,9 @@ impl SessionActor {
                 humantime::format_duration(limit)
             );
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
-            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+            if let Some(responder) = responder {
+                reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+            }
             self.pipeline.on_turn_finished(&self.id);
             self.pull_queue();
             return;
@@ -82,11 +120,15 @@ impl SessionActor {
                             .cached_read_tokens(u.cached_input_tokens),
                     );
                 }
-                reply(responder.respond(response));
+                if let Some(responder) = responder {
+                    reply(responder.respond(response));
+                }
             }
             Err(e) => {
                 tracing::info!(session = %self.id, error = %e, "turn failed");
-                reply(responder.respond_with_error(wire_error::provider(&e)));
+                if let Some(responder) = responder {
+                    reply(responder.respond_with_error(wire_error::provider(&e)));
+                }
             }
         }
         self.pipeline.on_turn_finished(&self.id);

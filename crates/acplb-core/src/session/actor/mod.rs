@@ -43,6 +43,10 @@ use summary::Summary;
 
 type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
 
+/// How long a cancelled (or timed-out) turn's provider has to stop before its prompt is answered
+/// anyway; the provider's clean-up goes on after, and the next turn waits for it.
+const CANCEL_ANSWER: Duration = Duration::from_millis(800);
+
 /// How a turn future ended.
 enum TurnEnd {
     /// The provider ran the turn, or a cancel stopped it before the provider started.
@@ -52,7 +56,8 @@ enum TurnEnd {
 }
 
 struct Running {
-    responder: Responder<PromptResponse>,
+    /// `None` once the prompt was answered while the provider was still stopping.
+    responder: Option<Responder<PromptResponse>>,
     /// Prompts steered into this turn; each is answered as the turn is.
     steered: Vec<Responder<PromptResponse>>,
     /// Where steered prompts go (the provider reads the other end).
@@ -62,6 +67,8 @@ struct Running {
     deadline: Option<Instant>,
     /// The limit was hit: the turn is being stopped and will be answered with a timeout error.
     timed_out: bool,
+    /// The turn was cancelled: by when its prompt is answered, whether or not it has ended.
+    answer_by: Option<Instant>,
 }
 
 /// One session's state; `run` is its mailbox loop.
@@ -160,6 +167,18 @@ impl SessionActor {
                 .as_ref()
                 .filter(|r| !r.timed_out)
                 .and_then(|r| r.deadline);
+            let answer_by = self
+                .running
+                .as_ref()
+                .filter(|r| r.responder.is_some())
+                .and_then(|r| r.answer_by);
+            // Watched until it fires: a cancel from anywhere (`session/cancel`, the prompt's
+            // `$/cancel_request`, the time limit, shutdown) starts the answer's clock.
+            let cancel = self
+                .running
+                .as_ref()
+                .filter(|r| r.answer_by.is_none())
+                .map(|r| r.cancel.clone());
             tokio::select! {
                 // Cancel-safe: a message not taken stays in the channel.
                 msg = rx.recv() => match msg {
@@ -177,6 +196,10 @@ impl SessionActor {
                 }
                 // Cancel-safe: a sleep holds no state; the deadline is read again next time.
                 () = sleep_until(deadline) => self.on_turn_timeout(),
+                // Cancel-safe: waiting for a token holds no state.
+                () = cancelled(cancel) => self.on_turn_cancelled(),
+                // Cancel-safe: as above.
+                () = sleep_until(answer_by) => self.answer_cancelled(),
             }
         }
         if let Some(inbox) = self.take_inbox() {
@@ -324,12 +347,13 @@ impl SessionActor {
             let pipeline = self.pipeline.clone();
             let token = cancel.clone();
             self.running = Some(Running {
-                responder,
+                responder: Some(responder),
                 steered: Vec::new(),
                 steer,
                 cancel,
                 deadline: self.turn_timeout.map(|limit| Instant::now() + limit),
                 timed_out: false,
+                answer_by: None,
             });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {
@@ -374,6 +398,14 @@ impl SessionActor {
 async fn poll_turn(turn: &mut Option<TurnFuture>) -> (Box<dyn ProviderSession>, TurnEnd) {
     match turn {
         Some(fut) => fut.await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves when `token` is cancelled, or never when there is none.
+async fn cancelled(token: Option<CancellationToken>) {
+    match token {
+        Some(token) => token.cancelled().await,
         None => std::future::pending().await,
     }
 }

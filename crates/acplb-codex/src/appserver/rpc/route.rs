@@ -1,0 +1,122 @@
+//! Where what the server sends goes: each thread's messages to the session whose turn runs on
+//! it (dropped, or refused for requests, between turns), the server's requests no session can
+//! answer refused, and the backlog of messages routed and not taken, which pauses the reader.
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::{Incoming, Rpc};
+
+/// How many messages may wait for running turns before the reader stops reading the server:
+/// with the editor's own backpressure this bounds acplb's memory whatever Codex prints.
+pub(super) const BACKLOG_LIMIT: usize = 256;
+
+/// Where one thread's messages go.
+#[derive(Debug)]
+pub(super) struct Route {
+    pub(super) tx: mpsc::UnboundedSender<Incoming>,
+    /// A turn runs and takes them; between turns notifications are dropped (they belong to
+    /// no turn) and requests refused, so an idle session holds nothing.
+    active: bool,
+}
+
+impl Rpc {
+    /// Whether a turn runs on the server (and so waits on it).
+    pub(crate) fn turn_running(&self) -> bool {
+        self.threads.borrow().values().any(|r| r.active)
+    }
+
+    /// Routes what the server sends about `thread_id` to `tx` (replacing an earlier route).
+    pub(crate) fn subscribe(&self, thread_id: &str, tx: mpsc::UnboundedSender<Incoming>) {
+        if let Some(gone) = self.gone() {
+            let _ignored = tx.send(Incoming::Gone(gone));
+            return;
+        }
+        self.threads
+            .borrow_mut()
+            .insert(thread_id.to_owned(), Route { tx, active: false });
+    }
+
+    /// Whether a turn of `thread_id` runs and takes its messages.
+    pub(crate) fn set_active(&self, thread_id: &str, active: bool) {
+        if let Some(route) = self.threads.borrow_mut().get_mut(thread_id) {
+            route.active = active;
+        }
+    }
+
+    /// A running turn took one message off its channel.
+    pub(crate) fn took(&self, msg: &Incoming) {
+        if matches!(msg, Incoming::Gone(_)) {
+            return;
+        }
+        let left = self.backlog.get().saturating_sub(1);
+        self.backlog.set(left);
+        if left < BACKLOG_LIMIT {
+            self.room.notify_waiters();
+        }
+    }
+
+    /// Resolves when running turns have room for more messages (cancel-safe).
+    pub(crate) async fn room(&self) {
+        loop {
+            let notified = self.room.notified();
+            if self.backlog.get() < BACKLOG_LIMIT || self.gone.borrow().is_some() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Stops routing `thread_id`.
+    pub(crate) fn unsubscribe(&self, thread_id: &str) {
+        self.threads.borrow_mut().remove(thread_id);
+    }
+
+    pub(super) fn route(&self, incoming: Incoming) {
+        let params = match &incoming {
+            Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
+            Incoming::Gone(_) => return,
+        };
+        let thread = thread_of(params);
+        let route = thread.and_then(|t| self.threads.borrow().get(t).map(|r| (r.tx.clone(), r.active)));
+        match (route, incoming) {
+            (Some((tx, true)), incoming) => match tx.send(incoming) {
+                Ok(()) => self.backlog.set(self.backlog.get() + 1),
+                Err(mpsc::error::SendError(Incoming::Request { id, method, .. })) => {
+                    tracing::debug!(%method, "a request for a session that is gone; declined");
+                    self.respond_error(&id, -32603, "the session this was for has ended");
+                }
+                Err(_) => {}
+            },
+            (Some((_, false)), Incoming::Request { id, method, .. }) => {
+                tracing::warn!(%method, "codex app-server asked something between turns; declined");
+                self.respond_error(&id, -32603, "no turn of this session is running");
+            }
+            (Some((_, false)), Incoming::Notification { method, .. }) => {
+                tracing::trace!(%method, "a notification between turns; dropped");
+            }
+            (None, Incoming::Request { id, method, .. }) => {
+                tracing::warn!(%method, "codex app-server asked something no session can answer; declined");
+                self.respond_error(&id, -32601, "acplb cannot answer this request");
+            }
+            (None, Incoming::Notification { method, params }) => {
+                if method == "account/rateLimits/updated" {
+                    *self.rate_limits.borrow_mut() = Some(params);
+                } else {
+                    tracing::trace!(%method, "a notification for no session");
+                }
+            }
+            (_, Incoming::Gone(_)) => {}
+        }
+    }
+}
+
+/// The thread a server message is about: `params.threadId`, or `params.thread.id`
+/// (`thread/started`), or `params.conversationId` (legacy requests).
+fn thread_of(params: &Value) -> Option<&str> {
+    params
+        .get("threadId")
+        .or_else(|| params.get("thread").and_then(|t| t.get("id")))
+        .or_else(|| params.get("conversationId"))
+        .and_then(Value::as_str)
+}

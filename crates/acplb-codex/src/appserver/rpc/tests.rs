@@ -1,0 +1,139 @@
+//! The JSON-RPC peer's tests: answers, routing, backpressure, limits, the server going.
+
+use super::route::BACKLOG_LIMIT;
+use super::*;
+
+fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (
+        Rpc::new(tx, Duration::from_secs(60), ServedSecrets::default()),
+        rx,
+    )
+}
+
+#[tokio::test]
+async fn a_request_gets_its_own_answer_and_errors_carry_the_message() {
+    let (rpc, mut out) = peer();
+    let first = rpc.request("a", json!({}));
+    let second = rpc.request("b", json!({}));
+    let both = async {
+        let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+        assert_eq!(sent["method"], "a");
+        assert_eq!(sent["jsonrpc"], "2.0");
+        let sent2: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+        rpc.dispatch(&json!({"id": sent2["id"], "error": {"code": -32600, "message": "bad"}}).to_string());
+        rpc.dispatch(&json!({"id": sent["id"], "result": {"ok": 1}}).to_string());
+    };
+    let (a, b, ()) = tokio::join!(first, second, both);
+    assert_eq!(a.unwrap(), json!({"ok": 1}));
+    assert_eq!(b.unwrap_err().to_string(), "bad (code -32600)");
+}
+
+#[tokio::test]
+async fn messages_go_to_the_session_of_their_thread_and_unknown_requests_are_declined() {
+    let (rpc, mut out) = peer();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    rpc.subscribe("t1", tx);
+    rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","early":1}}"#);
+    rpc.set_active("t1", true);
+    rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","x":1}}"#);
+    rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t2"}}"#);
+    rpc.dispatch(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"t9"}}"#);
+    rpc.dispatch("not json");
+    match rx.try_recv().unwrap() {
+        Incoming::Notification { method, params } => {
+            assert_eq!(method, "item/started");
+            assert_eq!(params["x"], 1);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(rx.try_recv().is_err(), "t2's message did not reach t1");
+    let refusal: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+    assert_eq!(refusal["id"], 0);
+    assert_eq!(refusal["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn the_reader_waits_while_running_turns_have_a_full_backlog() {
+    let (rpc, _out) = peer();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    rpc.subscribe("t1", tx);
+    rpc.set_active("t1", true);
+    let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t1","delta":"x"}}"#;
+    for _ in 0..BACKLOG_LIMIT {
+        rpc.dispatch(line);
+    }
+    let room = rpc.room();
+    tokio::pin!(room);
+    assert!(
+        futures::poll!(room.as_mut()).is_pending(),
+        "full: the reader waits"
+    );
+    let msg = rx.try_recv().unwrap();
+    rpc.took(&msg);
+    assert!(futures::poll!(room.as_mut()).is_ready(), "one taken: room again");
+    // Between turns nothing is kept.
+    rpc.set_active("t1", false);
+    rpc.dispatch(line);
+    assert_eq!(rx.len(), BACKLOG_LIMIT - 1);
+}
+
+#[tokio::test]
+async fn a_request_not_answered_in_time_has_the_server_declared_dead() {
+    let (tx, _out) = mpsc::unbounded_channel();
+    let rpc = Rpc::new(tx, Duration::from_millis(30), ServedSecrets::default());
+    // The reader's part: stop the server, say why.
+    let reader = async {
+        let unanswered = rpc.wedged().await;
+        rpc.close(&Gone {
+            status: "signal: 9 (SIGKILL)".into(),
+            stderr_tail: "last words".into(),
+            unanswered: Some(unanswered),
+        });
+    };
+    let (result, ()) = tokio::join!(rpc.request("turn/start", json!({})), reader);
+    let Err(RpcFailure::Gone(gone)) = result else {
+        panic!("{result:?}")
+    };
+    assert_eq!(gone.unanswered.as_deref(), Some("`turn/start` within 30ms"));
+    assert_eq!(gone.stderr_tail, "last words");
+}
+
+#[tokio::test]
+async fn an_error_answer_reaches_the_caller_without_a_served_secret() {
+    let (tx, mut out) = mpsc::unbounded_channel();
+    let served = ServedSecrets::default();
+    served.add(&acplb_core::secrets::KnownSecrets::new(["value-of-session-a"]));
+    let rpc = Rpc::new(tx, Duration::from_secs(60), served);
+    let answer = async {
+        let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
+        rpc.dispatch(
+            &json!({"id": sent["id"], "error": {"code": 1, "message": "bad env value-of-session-a"}})
+                .to_string(),
+        );
+    };
+    let (result, ()) = tokio::join!(rpc.request("thread/start", json!({})), answer);
+    assert_eq!(result.unwrap_err().to_string(), "bad env [REDACTED] (code 1)");
+}
+
+#[tokio::test]
+async fn when_the_server_goes_every_waiter_and_session_hears_why() {
+    let (rpc, _out) = peer();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    rpc.subscribe("t1", tx);
+    rpc.set_active("t1", true);
+    let waiting = rpc.request("turn/start", json!({}));
+    let gone = Gone {
+        status: "exit status: 3".into(),
+        stderr_tail: "boom".into(),
+        unanswered: None,
+    };
+    let close = async { rpc.close(&gone) };
+    let (result, ()) = tokio::join!(waiting, close);
+    assert_eq!(result.unwrap_err(), RpcFailure::Gone(gone.clone()));
+    assert!(matches!(rx.try_recv().unwrap(), Incoming::Gone(g) if g == gone));
+    assert!(matches!(
+        rpc.request("x", json!({})).await,
+        Err(RpcFailure::Gone(_))
+    ));
+}

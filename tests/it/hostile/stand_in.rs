@@ -1,0 +1,49 @@
+//! Stand-in `codex` scripts for the hostile tests: one that runs a shell body for any command
+//! line, and a small `codex app-server` that answers the handshake and `thread/start` and does
+//! what a test says when a turn starts.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::Acplb;
+
+/// A stand-in `codex` script in `dir`; `body` runs whatever the arguments.
+pub fn fake_codex(dir: &Path, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let path = dir.join("codex");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A stand-in `codex app-server` in `dir`: answers `initialize`, and every `thread/start` with a
+/// new thread `th-<n>` (the request is appended to `<dir>/threads.log`); `on_turn` runs when
+/// `turn/start` comes (`$i` is its id, `$n` the number of threads started).
+pub fn app_server(dir: &Path, on_turn: &str) -> PathBuf {
+    let log = dir.join("threads.log");
+    fake_codex(
+        dir,
+        &format!(
+            r#"n=0
+while read -r l; do
+  i=$(printf '%s\n' "$l" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$l" in
+    *'"method":"initialize"'*) echo "{{\"id\":$i,\"result\":{{}}}}" ;;
+    *'"method":"thread/start"'*)
+      n=$((n+1))
+      printf '%s\n' "$l" >> '{log}'
+      echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-$n\"}},\"model\":\"m\"}}}}" ;;
+    *'"method":"turn/start"'*)
+      {on_turn} ;;
+  esac
+done"#,
+            log = log.display()
+        ),
+    )
+}
+
+/// acplb on the app-server transport with `codex` as its Codex, in `dir`, with `env` besides.
+pub fn spawn_app_server(dir: &Path, codex: &Path, env: &[(&str, &str)]) -> Acplb {
+    let mut vars = vec![("ACPLB_CODEX".to_owned(), codex.display().to_string())];
+    vars.extend(env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    Acplb::spawn(&["--transport", "app-server"], &vars, dir)
+}
