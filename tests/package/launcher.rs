@@ -65,12 +65,12 @@ fn the_launcher_runs_the_platform_binary_with_its_arguments_and_exit_code() {
         .arg("--no-such-flag")
         .output()
         .unwrap();
-    let launched = launch(dir.path(), &launcher, &["--no-such-flag"])
+    let through_npm = launch(dir.path(), &launcher, &["--no-such-flag"])
         .output()
         .unwrap();
     assert_ne!(direct.status.code(), Some(0));
-    assert_eq!(launched.status.code(), direct.status.code());
-    assert_eq!(launched.stderr, direct.stderr, "acplb's own error, untouched");
+    assert_eq!(through_npm.status.code(), direct.status.code());
+    assert_eq!(through_npm.stderr, direct.stderr, "acplb's own error, untouched");
 }
 
 #[test]

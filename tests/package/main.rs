@@ -31,14 +31,19 @@ where
         .expect("running `node` (Node.js is needed to build and test the npm packages)")
 }
 
+/// A file in `packaging/` as a JavaScript string literal.
+fn js_path(file: &str) -> String {
+    serde_json::to_string(packaging().join(file).to_str().unwrap()).unwrap()
+}
+
 /// The JSON a JavaScript expression evaluates to, with `release` and `launcher` bound to the two
 /// modules.
 fn eval_json(expression: &str) -> serde_json::Value {
     let script = format!(
-        "const release = require({release:?}); const launcher = require({launcher:?});\
+        "const release = require({}); const launcher = require({});\
          process.stdout.write(JSON.stringify({expression}));",
-        release = packaging().join("release.js"),
-        launcher = packaging().join("npm/acplb/bin/acplb.js"),
+        js_path("release.js"),
+        js_path("npm/acplb/bin/acplb.js"),
     );
     let out = node(["-e", &script]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

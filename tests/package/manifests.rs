@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::{eval_json, node, packaging};
+use super::{eval_json, js_path, node, packaging};
 
 /// `cargo metadata --no-deps` output as `release.js` reads it: the `acplb` package among others.
 fn metadata(version: &str, repository: Option<&str>) -> Value {
@@ -237,9 +237,9 @@ fn the_launcher_picks_the_package_of_each_os_and_cpu_and_none_elsewhere() {
 #[test]
 fn an_unknown_target_triple_is_refused_with_the_known_ones() {
     let script = format!(
-        "try {{ require({:?}).platformManifest({{version: '1.0.0'}}, 'x86_64-pc-windows-msvc') }} \
+        "try {{ require({}).platformManifest({{version: '1.0.0'}}, 'x86_64-pc-windows-msvc') }} \
          catch (e) {{ process.stdout.write(JSON.stringify(e.message)) }}",
-        packaging().join("release.js")
+        js_path("release.js")
     );
     let out = node(["-e", &script]);
     let message: String = serde_json::from_slice(&out.stdout).unwrap();
