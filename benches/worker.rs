@@ -42,6 +42,13 @@ fn main() {
     let atm = tempfile::tempdir().unwrap();
     let team = atm.path().join(".claude/teams/demo");
     std::fs::create_dir_all(team.join("inboxes")).unwrap();
+    // The roster: workers run only their team members' mail.
+    let members: Vec<serde_json::Value> = std::iter::once("alice")
+        .chain(WORKERS)
+        .map(|name| serde_json::json!({ "name": name }))
+        .collect();
+    let roster = serde_json::json!({ "name": "demo", "members": members });
+    std::fs::write(team.join("config.json"), roster.to_string()).unwrap();
     let state = env.root().join(".local/state/acplb");
     let mut config = String::from("[workers]\n");
     for w in WORKERS {

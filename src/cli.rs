@@ -65,6 +65,20 @@ pub(crate) struct Cli {
     )]
     pub turn_timeout: crate::turn_timeout::TurnTimeout,
 
+    /// The most output, in MiB, that acplb holds for an editor that reads slowly (updates and
+    /// permission requests written to stdout but not yet read); past it Codex is paused until
+    /// the editor catches up.
+    #[arg(
+        long,
+        env = "ACPLB_OUTPUT_BUFFER",
+        value_name = "MIB",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u32).range(1..=4096),
+        global = true,
+        help_heading = "Global options"
+    )]
+    pub output_buffer: u32,
+
     /// How acplb runs Codex: `app-server` (the default: one long-lived `codex app-server` shared
     /// by all sessions; text and command output stream live, Codex asks before edits and
     /// commands outside the mode's sandbox, prompts can steer a running turn) or `exec` (one

@@ -60,7 +60,11 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         .context("starting tokio")?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
-        let wire = Wire::stdio(WireLimits::default()).into_parts();
+        let limits = WireLimits {
+            bytes_in_flight: i64::from(cli.output_buffer) << 20,
+            ..WireLimits::default()
+        };
+        let wire = Wire::stdio(limits).into_parts();
         options.output_flow = wire.flow.clone();
         let provider = Rc::new(CodexAdapter::new(options, transport.transport, catalog));
         let server = Server::new(

@@ -22,7 +22,9 @@ pub(super) const HELP: &str = concat!(
     super::layout!(),
     "
 
-Damaged files are not listed (a warning names each); the next claim sets them aside."
+Damaged files, and anything named like a message that is not a regular file (a directory, a
+FIFO, a symlink), are not listed (a warning names each); the next claim sets them aside as
+<id>.bad. Listing never blocks on what it finds."
 );
 
 /// The longest text shown in the table, in characters.

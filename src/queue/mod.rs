@@ -26,7 +26,7 @@ macro_rules! layout {
 TARGET is a session id (as `acplb sessions list` shows it) or a worker identity name@team.
 Queues are kept in the state directory ($ACPLB_STATE_DIR, else $XDG_STATE_HOME/acplb, else
 ~/.local/state/acplb): queue/<target>/<id>.json is a message waiting, <id>.claimed one being
-delivered, <id>.bad a damaged file set aside. Any program may drop a message there: write
+delivered, <id>.bad a damaged file (or anything that is not a regular file) set aside. Any program may drop a message there: write
 {\"id\", \"from\", \"text\", \"sentAt\"} to a temporary name in that folder, then rename it.
 
 Delivery: a message is claimed by exactly one consumer (a rename) and deleted only after

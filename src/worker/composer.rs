@@ -122,6 +122,7 @@ mod tests {
             model: None,
             transport: None,
             composer,
+            accept_from_non_members: false,
             origin: String::new(),
         }
     }

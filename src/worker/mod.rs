@@ -66,7 +66,11 @@ identity (claimed exclusively: a name another live process holds is an error) an
 team-mail tools. Its inbox (<ATM_HOME|HOME>/.claude/teams/<team>/inboxes/<name>.json) is
 watched: each unread message becomes a turn, and the turn's final answer is written to the
 sender's inbox as the agent; the message is marked read only after that (at least once; a
-reply is never written twice). A failed turn replies with the error. A worker whose Codex dies
+reply is never written twice). A failed turn replies with the error. Mail from a sender who is
+not a member of the agent's team (its config.json roster, or `atm members`) is marked read and
+logged, never run, unless the agent sets accept_from_non_members = true (machine file only). In
+prompt_template, {message} is the mail in its envelope (once), {from} and {summary} are escaped
+onto one line; a template may be at most 16 KiB. A worker whose Codex dies
 restarts with a doubling pause, at most max_restart_attempts times, then it is `failed` until
 `acplb worker restart`. SIGHUP reloads the configuration (an invalid file is refused, the old
 one stays); SIGTERM/SIGINT stop every worker within shutdown_timeout_secs, leaving
@@ -89,6 +93,7 @@ Example workers.toml:
   cwd = \"/home/me/src/project\"
   concurrency_policy = \"queue\"     # queue | reject | concurrent
   prompt_template = \"{from} asks: {message}\"
+  accept_from_non_members = false  # true: mail from outside the team runs too
 
 Logs go to stderr and to one file per worker (<state dir>/workers/logs/<name@team>.log,
 rotated at 10 MB, 5 kept).";

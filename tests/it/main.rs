@@ -26,6 +26,7 @@ mod live;
 mod protocol;
 mod queue_cli;
 mod queue_delivery;
+mod reattach;
 mod sessions;
 mod sessions_cli;
 mod worker;

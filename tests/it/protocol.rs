@@ -166,7 +166,10 @@ async fn mode_and_config_changes_are_confirmed_and_validated() {
         json["configOptions"][0]["currentValue"], "auto",
         "the mode option follows set_mode"
     );
-    assert_eq!(json["configOptions"][3]["currentValue"], true);
+    assert_eq!(
+        json["configOptions"][3]["currentValue"], "true",
+        "a select for a client without booleans"
+    );
     let mode_updates = updates.of_kind("current_mode_update");
     assert_eq!(mode_updates.len(), 1);
     assert_eq!(mode_updates[0]["currentModeId"], "auto");
@@ -342,7 +345,10 @@ async fn config_options_work_the_way_command_line_clients_send_them() {
     assert_eq!(mode_updates.len(), 1, "the session mode follows the mode option");
     assert_eq!(mode_updates[0]["currentModeId"], "full-access");
     let network = serde_json::to_value(&network).unwrap();
-    assert_eq!(network["configOptions"][3]["currentValue"], true);
+    assert_eq!(
+        network["configOptions"][3]["currentValue"], "true",
+        "a select for a client without booleans"
+    );
     let bad = bad.unwrap_err();
     assert!(
         bad.message
@@ -350,4 +356,81 @@ async fn config_options_work_the_way_command_line_clients_send_them() {
         "editors show the message: {}",
         bad.message
     );
+}
+
+/// ACP lets an agent offer a `boolean` config option only to a client that declared it can
+/// show one; any other client gets the toggle as a select (with `true` and `false`, the words
+/// command-line clients send), and both set it.
+#[tokio::test]
+async fn network_access_is_a_boolean_only_for_clients_that_declared_booleans() {
+    use agent_client_protocol::v1::schema::{
+        BooleanConfigOptionCapabilities, ClientCapabilities, ClientSessionCapabilities,
+        SessionConfigOptionsCapabilities,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = Vec::new();
+    for declares in [false, true] {
+        let mut acplb = Acplb::spawn(&[], &missing_codex_env(), dir.path());
+        let cwd = dir.path().to_owned();
+        let caps = if declares {
+            ClientCapabilities::new().session(ClientSessionCapabilities::new().config_options(
+                SessionConfigOptionsCapabilities::new().boolean(BooleanConfigOptionCapabilities::new()),
+            ))
+        } else {
+            ClientCapabilities::new()
+        };
+        let (created, set) = acplb
+            .client(&Updates::default(), async |cx| {
+                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                    .block_task()
+                    .await?;
+                let s = cx.send_request(NewSessionRequest::new(&cwd)).block_task().await?;
+                let value = if declares {
+                    SessionConfigOptionValue::boolean(true)
+                } else {
+                    SessionConfigOptionValue::ValueId {
+                        value: "true".to_owned().into(),
+                    }
+                };
+                let set = cx
+                    .send_request(SetSessionConfigOptionRequest::new(
+                        s.session_id.clone(),
+                        "network_access",
+                        value,
+                    ))
+                    .block_task()
+                    .await?;
+                Ok((s, set))
+            })
+            .await
+            .unwrap();
+        let network = |json: serde_json::Value| {
+            json["configOptions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|o| o["id"] == "network_access")
+                .cloned()
+                .unwrap()
+        };
+        options.push((
+            network(serde_json::to_value(&created).unwrap()),
+            network(serde_json::to_value(&set).unwrap()),
+        ));
+    }
+    let (plain, plain_set) = &options[0];
+    assert_eq!(plain["type"], "select", "{plain}");
+    assert_eq!(plain["currentValue"], "false");
+    let values: Vec<_> = plain["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].clone())
+        .collect();
+    assert_eq!(values, ["true", "false"]);
+    assert_eq!(plain_set["currentValue"], "true");
+    let (declared, declared_set) = &options[1];
+    assert_eq!(declared["type"], "boolean", "{declared}");
+    assert_eq!(declared["currentValue"], false);
+    assert_eq!(declared_set["currentValue"], true);
 }

@@ -23,13 +23,13 @@ actions = [{ type = "message", text = "the busy turn is over" }]
 
 const PATIENCE: Duration = Duration::from_secs(30);
 
-fn live() -> Live {
+pub fn live() -> Live {
     let script = Script::builtin().layered_with(Script::from_toml_str(SCENARIOS, "queue-test").unwrap());
     Live::start_with(MockConfig::default().with_script(script), &[], &[])
 }
 
 /// `acplb queue send TARGET TEXT --from FROM` with the test's state directory; the message id.
-fn send(state: &Path, target: &str, text: &str, from: &str) -> String {
+pub fn send(state: &Path, target: &str, text: &str, from: &str) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
         .args(["queue", "send", target, text, "--from", from])
         .env("ACPLB_STATE_DIR", state)
@@ -45,7 +45,7 @@ fn queue_dir(live: &Live, id: &SessionId) -> PathBuf {
 }
 
 /// The file names in a queue folder, sorted.
-fn files(dir: &Path) -> Vec<String> {
+pub fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|d| d.map(|e| e.unwrap().file_name().into_string().unwrap()).collect())
         .unwrap_or_default();
@@ -62,7 +62,7 @@ fn ext(name: &str) -> &str {
 }
 
 /// How many requests to the model carried `needle` (as it appears in the JSON body).
-fn requests_with(mock: &MockModelHandle, needle: &str) -> usize {
+pub fn requests_with(mock: &MockModelHandle, needle: &str) -> usize {
     mock.requests()
         .iter()
         .filter(|r| r.body.to_string().contains(needle))
@@ -71,7 +71,7 @@ fn requests_with(mock: &MockModelHandle, needle: &str) -> usize {
 
 /// Notices about queued messages the editor was shown (as notices or agent text) that say
 /// `what`.
-fn notices(updates: &Updates, what: &str) -> usize {
+pub fn notices(updates: &Updates, what: &str) -> usize {
     updates
         .json()
         .iter()
@@ -84,7 +84,7 @@ fn notices(updates: &Updates, what: &str) -> usize {
         .count()
 }
 
-const HELD: &str = "it will go with your next prompt";
+pub const HELD: &str = "it will go with your next prompt";
 const STEERED: &str = "was sent into the running turn";
 
 /// The envelope's opening as a request body (JSON) shows it.

@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::env::EnvSource;
 use crate::redact::redact;
 
 /// Free text kept per record (summaries, prompt heads), counted in characters.
@@ -18,9 +17,6 @@ pub const SUMMARY_CHARS: usize = 200;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuditError {
-    /// Neither `ATM_HOME` nor `HOME` is set.
-    #[error("cannot locate the audit log: neither `ATM_HOME` nor `HOME` is set")]
-    NoHome,
     /// Opening or appending failed.
     #[error("{action} `{}` failed: {source}", path.display())]
     Io {
@@ -121,12 +117,6 @@ impl AuditLog {
             return Err(io("open audit log", e));
         }
         Ok(Self { path, file })
-    }
-
-    /// Opens the team's log, `<ATM_HOME|HOME>/.config/atm/agent-sessions/<team>/audit.jsonl`.
-    pub fn for_team(env: &dyn EnvSource, team: &str) -> Result<Self, AuditError> {
-        let dir = crate::env::agent_sessions_dir(env, team).ok_or(AuditError::NoHome)?;
-        Self::open(dir.join("audit.jsonl"))
     }
 
     /// The log file.

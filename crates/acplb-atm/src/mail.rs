@@ -121,4 +121,7 @@ pub trait MailBackend: Send + Sync {
     fn pending_count(&self) -> Result<usize, MailError>;
     /// Sends `message` to every team member except the sender, each with its own id.
     fn broadcast(&self, message: &str, summary: Option<&str>) -> Result<BroadcastReport, MailError>;
+    /// The names of the backend's team's members; `None` when the team keeps no roster (a
+    /// team folder without `config.json` members), so membership cannot be told.
+    fn members(&self) -> Result<Option<Vec<String>>, MailError>;
 }

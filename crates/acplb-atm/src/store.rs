@@ -401,4 +401,7 @@ impl MailBackend for MailStore {
     fn broadcast(&self, message: &str, summary: Option<&str>) -> Result<BroadcastReport, MailError> {
         MailStore::broadcast(self, message, summary)
     }
+    fn members(&self) -> Result<Option<Vec<String>>, MailError> {
+        self.roster(&self.team)
+    }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use acplb_core::permission::Sandbox;
 use acplb_core::provider::TurnRequest;
+use acplb_core::toml_text::basic as toml_str;
 
 /// Everything that shapes the arguments of one turn.
 #[derive(Debug)]
@@ -73,41 +74,6 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     args.push("--".into());
     args.push("-".into());
     args
-}
-
-/// A TOML key: bare when it can be, else quoted.
-pub(crate) fn toml_key(key: &str) -> String {
-    if !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        key.to_owned()
-    } else {
-        toml_str(key)
-    }
-}
-
-/// A TOML basic string with every special character escaped.
-pub(crate) fn toml_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                use std::fmt::Write as _;
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
@@ -185,10 +151,5 @@ mod tests {
             joined.ends_with("-C /w resume 0199-thread --image /tmp/a.png -- -"),
             "{joined}"
         );
-    }
-
-    #[test]
-    fn toml_strings_escape_controls() {
-        assert_eq!(toml_str("a\u{1}b\\"), "\"a\\u0001b\\\\\"");
     }
 }

@@ -47,6 +47,8 @@ pub fn default_catalog() -> OptionCatalog {
         agent: "Codex".to_owned(),
         asks: false,
         steer: false,
+        // Set per session from what the client declared.
+        booleans: false,
     }
 }
 

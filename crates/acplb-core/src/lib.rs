@@ -13,6 +13,7 @@ pub mod secrets;
 pub mod session;
 pub mod sessions;
 pub mod telemetry;
+pub mod toml_text;
 pub mod transport;
 
 pub use tokio_util::sync::CancellationToken;

@@ -73,12 +73,11 @@ pub trait SessionSink {
 }
 
 /// A sink that keeps every update, for tests and for `playback decode`; permission asks are
-/// kept too and answered with the option ids given to [`CollectingSink::answering`], in turn
-/// (then unanswered).
+/// answered with the option ids given to [`CollectingSink::answering`], in turn (then
+/// unanswered).
 #[derive(Debug, Default)]
 pub struct CollectingSink {
     updates: std::cell::RefCell<Vec<SessionUpdate>>,
-    asks: std::cell::RefCell<Vec<PermissionAsk>>,
     answers: std::cell::RefCell<std::collections::VecDeque<String>>,
 }
 
@@ -96,11 +95,6 @@ impl CollectingSink {
     pub fn take(&self) -> Vec<SessionUpdate> {
         std::mem::take(&mut self.updates.borrow_mut())
     }
-
-    /// Takes the permission asks seen so far.
-    pub fn take_asks(&self) -> Vec<PermissionAsk> {
-        std::mem::take(&mut self.asks.borrow_mut())
-    }
 }
 
 impl SessionSink for CollectingSink {
@@ -108,8 +102,7 @@ impl SessionSink for CollectingSink {
         self.updates.borrow_mut().push(update);
     }
 
-    fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        self.asks.borrow_mut().push(ask);
+    fn request_permission(&self, _ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
         let answer = match self.answers.borrow_mut().pop_front() {
             Some(id) => PermissionAnswer::Selected(id),
             None => PermissionAnswer::Unanswered("no scripted answer left".into()),

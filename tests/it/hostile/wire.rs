@@ -10,24 +10,33 @@ use tokio::process::{ChildStdin, ChildStdout};
 use crate::harness::{Acplb, eventually};
 
 /// A client that speaks raw JSON lines, so it can send what no SDK would.
-struct Raw {
+pub(super) struct Raw {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
 }
 
 impl Raw {
-    fn take(acplb: &mut Acplb) -> Raw {
+    pub(super) fn take(acplb: &mut Acplb) -> Raw {
         Raw {
             stdin: acplb.child.stdin.take().unwrap(),
             lines: BufReader::new(acplb.child.stdout.take().unwrap()).lines(),
         }
     }
 
-    async fn send(&mut self, bytes: &[u8]) {
+    pub(super) async fn send(&mut self, bytes: &[u8]) {
         self.stdin.write_all(bytes).await.unwrap();
     }
 
-    async fn next(&mut self) -> serde_json::Value {
+    /// The next line as it came, not parsed.
+    pub(super) async fn next_line(&mut self) -> String {
+        tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
+            .await
+            .expect("acplb answers")
+            .unwrap()
+            .expect("acplb's stdout is open")
+    }
+
+    pub(super) async fn next(&mut self) -> serde_json::Value {
         let line = tokio::time::timeout(Duration::from_secs(20), self.lines.next_line())
             .await
             .expect("acplb answers")
@@ -36,7 +45,7 @@ impl Raw {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON: {line:.200} ({e})"))
     }
 
-    async fn initialize(&mut self, id: u64) -> serde_json::Value {
+    pub(super) async fn initialize(&mut self, id: u64) -> serde_json::Value {
         let req = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":1}}}}"#
         );
@@ -46,7 +55,7 @@ impl Raw {
 }
 
 /// Peak resident memory of `pid` (`VmHWM`), in bytes.
-fn peak_rss(pid: u32) -> u64 {
+pub(super) fn peak_rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb: u64 = status
         .lines()

@@ -10,7 +10,8 @@ use crate::harness::eventually;
 
 /// A stateful stand-in for ATM 1.6's `atm`. Mail for `<agent>` is `<store>/<agent>/<id>.row`
 /// (the `list` row) beside `<id>.msg` (the `peek` message); `read` adds `<id>.read`; `send`
-/// writes a `sent.*` folder with `from`, `to`, `summary` and `text`. Every call is logged.
+/// writes a `sent.*` folder with `from`, `to`, `summary` and `text`; `members` lists the rig's
+/// roster (alice, bob, carol, dave). Every call is logged.
 const FAKE_ATM: &str = r#"#!/bin/sh
 store="$FAKE_ATM_STORE"
 me="$ATM_IDENTITY"
@@ -32,6 +33,8 @@ case "$1" in
   read)
     touch "$store/$me/$3.read"
     printf '{"action":"read","mutation_applied":true,"message":%s}\n' "$(cat "$store/$me/$3.msg")" ;;
+  members)
+    printf '{"action":"members","team":"%s","members":[{"name":"alice"},{"name":"bob"},{"name":"carol"},{"name":"dave"}]}\n' "$ATM_TEAM" ;;
   send)
     out=$(mktemp -d "$store/sent.XXXXXX")
     printf '%s' "$me" > "$out/from"
@@ -44,22 +47,22 @@ esac
 "#;
 
 /// The fake ATM's mail store.
-struct FakeAtm {
-    store: PathBuf,
+pub struct FakeAtm {
+    pub store: PathBuf,
 }
 
 /// A reply the fake `atm send` took.
 #[derive(Debug)]
-struct Sent {
-    from: String,
-    to: String,
-    summary: String,
-    text: String,
+pub struct Sent {
+    pub from: String,
+    pub to: String,
+    pub summary: String,
+    pub text: String,
 }
 
 impl FakeAtm {
     /// Puts the fake `atm` first on the daemon's `PATH` and its store in the daemon's env.
-    fn install(rig: &mut Rig) -> FakeAtm {
+    pub fn install(rig: &mut Rig) -> FakeAtm {
         let atm = rig.env.bin_dir().join("atm");
         std::fs::write(&atm, FAKE_ATM).unwrap();
         std::fs::set_permissions(&atm, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -70,7 +73,7 @@ impl FakeAtm {
     }
 
     /// Delivers `text` from `from` to `to`; returns the message id.
-    fn deliver(&self, from: &str, to: &str, text: &str) -> String {
+    pub fn deliver(&self, from: &str, to: &str, text: &str) -> String {
         let nanos = std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos();
         let id = format!("01FAKEATM{nanos}");
         let timestamp = acplb_atm::time::format_millis(acplb_atm::time::now_millis());
@@ -93,12 +96,12 @@ impl FakeAtm {
         id
     }
 
-    fn is_read(&self, to: &str, id: &str) -> bool {
+    pub fn is_read(&self, to: &str, id: &str) -> bool {
         self.store.join(to).join(format!("{id}.read")).exists()
     }
 
     /// Every reply sent through the fake `atm`.
-    fn sent(&self) -> Vec<Sent> {
+    pub fn sent(&self) -> Vec<Sent> {
         let read = |dir: &Path, name: &str| std::fs::read_to_string(dir.join(name)).unwrap_or_default();
         let mut all: Vec<Sent> = std::fs::read_dir(&self.store)
             .unwrap()
@@ -120,8 +123,20 @@ impl FakeAtm {
         all
     }
 
+    /// The `composer = PATH` line of an agent whose mail goes through this `atm` (its composer
+    /// file written in the store).
+    pub fn composer_line(&self) -> String {
+        let composer = self.store.join("atm-cli.composer.toml");
+        std::fs::write(
+            &composer,
+            "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm-cli\"\n",
+        )
+        .unwrap();
+        format!("composer = \"{}\"", composer.display())
+    }
+
     /// The calls logged, as `identity team command`.
-    fn calls(&self) -> Vec<String> {
+    pub fn calls(&self) -> Vec<String> {
         std::fs::read_to_string(self.store.join("calls.log"))
             .unwrap_or_default()
             .lines()
@@ -134,13 +149,7 @@ impl FakeAtm {
 async fn bob_on_the_atm_cli_backend_answers_through_atm_and_marks_the_message_read() {
     let mut rig = Rig::new();
     let atm = FakeAtm::install(&mut rig);
-    let composer = rig.atm_home().join("bob.composer.toml");
-    std::fs::write(
-        &composer,
-        "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm-cli\"\n",
-    )
-    .unwrap();
-    rig.write_config(&rig.agent("bob", &format!("composer = \"{}\"", composer.display())));
+    rig.write_config(&rig.agent("bob", &atm.composer_line()));
     rig.start();
     rig.wait_state("bob@demo", "idle").await;
 

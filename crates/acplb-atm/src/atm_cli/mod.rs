@@ -232,17 +232,7 @@ impl MailBackend for AtmCli {
 
     fn broadcast(&self, message: &str, summary: Option<&str>) -> Result<BroadcastReport, MailError> {
         // ATM 1.6 has no broadcast command: fan out over `members`.
-        let members = self.run(&["members", "--json"])?;
-        let names: Vec<String> = members
-            .get("members")
-            .and_then(Value::as_array)
-            .map(|m| {
-                m.iter()
-                    .map(|m| str_field(m, "name").to_owned())
-                    .filter(|n| !n.is_empty())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let names = self.members()?.unwrap_or_default();
         let mut report = BroadcastReport::default();
         for name in names.into_iter().filter(|n| *n != self.identity) {
             match self.send(&name, message, summary) {
@@ -251,5 +241,24 @@ impl MailBackend for AtmCli {
             }
         }
         Ok(report)
+    }
+
+    /// `members[].name` of `atm members --json`; ATM always knows its team's members, so an
+    /// answer without a `members` array is an error, not an empty roster.
+    fn members(&self) -> Result<Option<Vec<String>>, MailError> {
+        let out = self.run(&["members", "--json"])?;
+        let members = out
+            .get("members")
+            .and_then(Value::as_array)
+            .ok_or_else(|| MailError::Cli {
+                command: "members".into(),
+                message: "no `members` array in the output".into(),
+            })?;
+        let names = members
+            .iter()
+            .map(|m| str_field(m, "name").to_owned())
+            .filter(|n| !n.is_empty())
+            .collect();
+        Ok(Some(names))
     }
 }

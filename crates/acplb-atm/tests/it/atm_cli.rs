@@ -149,6 +149,14 @@ fn broadcast_fans_out_over_members_except_self() {
 }
 
 #[test]
+fn members_are_the_names_atm_lists() {
+    let fake = Fake::new();
+    let members = fake.cli("bob").members().unwrap();
+    assert_eq!(members, Some(vec!["alice".to_owned(), "bob".to_owned()]));
+    assert_eq!(fake.calls()[0].1, args(&["members", "--json"]));
+}
+
+#[test]
 fn failures_carry_stderr() {
     let fake = Fake::new();
     let err = fake

@@ -51,6 +51,11 @@ fn without_a_roster_only_plain_names_are_recipients() {
     assert_eq!(files(root.path()), before, "nothing was written");
     codex.send("arch-ctm_2", "x", None).unwrap();
     assert!(inbox(root.path(), "arch-ctm_2").is_file());
+    assert_eq!(
+        acplb_atm::MailBackend::members(&codex).unwrap(),
+        None,
+        "no roster"
+    );
 }
 
 #[test]
@@ -80,6 +85,8 @@ fn with_a_roster_only_members_are_recipients_and_the_error_names_them() {
     assert_eq!(files(root.path()), before, "nothing was written");
     codex.send("bob", "hi", None).unwrap();
     codex.send("team-lead@demo", "hi", None).unwrap();
+    let members = acplb_atm::MailBackend::members(&codex).unwrap();
+    assert_eq!(members.unwrap(), ["team-lead", "alice", "bob"]);
 
     // A member whose name is not a plain name is reached by that name or by its inbox name.
     let config_path = root.path().join("teams/demo/config.json");

@@ -21,7 +21,7 @@ use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::McpServer;
 
-use crate::args::{toml_key, toml_str};
+use acplb_core::toml_text::{basic as toml_str, key as toml_key};
 
 /// Prefix of the variables that carry MCP secrets to Codex.
 pub(crate) const HANDOFF_PREFIX: &str = "ACPLB_MCP_";

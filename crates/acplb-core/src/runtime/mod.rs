@@ -5,6 +5,7 @@ mod durable;
 mod fork;
 mod handlers;
 mod open;
+mod reattach;
 mod refuse;
 mod store;
 pub(crate) mod wire_error;

@@ -1,6 +1,6 @@
 //! How a session opens: new (`session/new`), loaded with its history replayed
-//! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports,
-//! already open), its plugins, then its journal and provider side off the loop; the session's
+//! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports;
+//! one already open here is reattached, `reattach.rs`), its plugins, then its journal and provider side off the loop; the session's
 //! actor starts, its registry entry is written and the request answered once they are done.
 
 use std::rc::Rc;
@@ -8,8 +8,8 @@ use std::rc::Rc;
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
     AvailableCommandsUpdate, ContentBlock, ContentChunk, LoadSessionResponse, McpServer, NewSessionResponse,
-    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionMode,
-    SessionModeState, SessionNotification, SessionUpdate,
+    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionModeState,
+    SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
@@ -22,6 +22,7 @@ use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
 use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
 use crate::session::options::OptionCatalog;
+use crate::session::sink::send_counted;
 use crate::session::{Inbox, SessionActor, SessionMsg, SessionParts};
 use crate::sessions::journal::{self, Facts, Journal};
 use crate::sessions::registry::{Entry, Status, Tracked};
@@ -110,9 +111,13 @@ impl Store {
             ));
             return;
         }
-        if self.sessions.contains_key(&session_id) || self.opening.contains_key(&session_id) {
+        if self.sessions.contains_key(&session_id) {
+            self.reattach(session_id, &cwd, reply, cx);
+            return;
+        }
+        if self.opening.contains_key(&session_id) {
             reply.error(wire_error::invalid_params(format!(
-                "session `{session_id}` is already open in this acplb; close it first (session/close)"
+                "session `{session_id}` is still opening in this acplb; try again once it has opened"
             )));
             return;
         }
@@ -247,7 +252,10 @@ impl Store {
             }
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let catalog = Rc::new(self.capabilities.catalog.clone());
+        let catalog = Rc::new(OptionCatalog {
+            booleans: self.client_takes_booleans(),
+            ..self.capabilities.catalog.clone()
+        });
         let mut settings = SessionSettings::default();
         let mut mode = Mode::default();
         let mut entry = Entry::new(
@@ -276,13 +284,7 @@ impl Store {
             .and(self.options.durability.as_ref())
             .and_then(|d| d.registry.clone())
             .map(|writer| Tracked::open(writer, entry));
-        let modes = SessionModeState::new(
-            mode.id(),
-            Mode::ALL
-                .iter()
-                .map(|m| SessionMode::new(m.id(), m.name()).description(catalog.mode_description(*m)))
-                .collect::<Vec<_>>(),
-        );
+        let modes = catalog.modes(mode);
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
@@ -324,16 +326,16 @@ impl Store {
         }
         pending.reply.ok(session_id.clone(), modes, options);
         // After the response: the client learns the session id from it.
+        let flow = &self.options.output_flow;
         for notice in pending.notices {
-            send_notice(&cx, &session_id, notice, shows_notices);
+            let update = notice_update(notice, shows_notices);
+            send_counted(&cx, flow, SessionNotification::new(session_id.clone(), update));
         }
         if !self.capabilities.commands.is_empty() {
             let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
                 self.capabilities.commands.clone(),
             ));
-            if let Err(e) = cx.send_notification(SessionNotification::new(session_id, update)) {
-                tracing::debug!(error = %e, "dropping the command list: the client connection is closed");
-            }
+            send_counted(&cx, flow, SessionNotification::new(session_id, update));
         }
     }
 
@@ -366,13 +368,11 @@ impl Store {
         let updates = journal::updates(history, shows_notices);
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
         for update in updates {
-            if cx
-                .send_notification(SessionNotification::new(id.clone(), update))
-                .is_err()
-            {
-                break;
-            }
-            self.options.output_flow.sent();
+            send_counted(
+                cx,
+                &self.options.output_flow,
+                SessionNotification::new(id.clone(), update),
+            );
         }
     }
 }
@@ -386,21 +386,13 @@ fn restore(catalog: &OptionCatalog, facts: &Facts, settings: &mut SessionSetting
     }
 }
 
-/// Tells the user something about their new session: a `notice` update when the client shows
+/// Something to tell the user about their new session: a `notice` update when the client shows
 /// them, else an agent message (which every editor shows).
-fn send_notice(
-    cx: &ConnectionTo<Client>,
-    session_id: &SessionId,
-    notice: SessionNotice,
-    shows_notices: bool,
-) {
-    let update = if shows_notices {
+fn notice_update(notice: SessionNotice, shows_notices: bool) -> SessionUpdate {
+    if shows_notices {
         SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, notice.title).description(notice.detail))
     } else {
         let text = format!("{}.\n\n{}\n\n", notice.title, notice.detail);
         SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(text)))
-    };
-    if let Err(e) = cx.send_notification(SessionNotification::new(session_id.clone(), update)) {
-        tracing::debug!(error = %e, "dropping a notice: the client connection is closed");
     }
 }

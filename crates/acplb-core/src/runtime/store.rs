@@ -292,6 +292,15 @@ impl Store {
         );
     }
 
+    /// Whether the client declared boolean config options (else toggles are offered as selects).
+    pub(super) fn client_takes_booleans(&self) -> bool {
+        self.client
+            .session
+            .as_ref()
+            .and_then(|s| s.config_options.as_ref())
+            .is_some_and(|c| c.boolean.is_some())
+    }
+
     /// `session/close`: the session's turn is cancelled, its provider side stopped, then the
     /// request is answered; its journal stays for a later load.
     fn close_session(&mut self, id: &SessionId, responder: Responder<CloseSessionResponse>) {

@@ -1,9 +1,10 @@
 //! Sessions: one actor per ACP session, owning its provider session, mode and settings.
 
 mod actor;
+pub(crate) mod hold;
 pub mod options;
 pub mod prompt;
-mod sink;
+pub(crate) mod sink;
 
 pub(crate) use actor::{Inbox, SessionActor, SessionMsg, SessionParts};
 pub use sink::AcpSink;

@@ -8,6 +8,7 @@
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
+    SessionMode, SessionModeState,
 };
 
 use crate::permission::Mode;
@@ -43,6 +44,10 @@ pub struct OptionCatalog {
     pub asks: bool,
     /// Whether a prompt can be steered into a running turn (offers the `while_busy` option).
     pub steer: bool,
+    /// Whether the client declared boolean config options (`sessionCapabilities.configOptions
+    /// .boolean`); a client that did not gets each toggle as a select of `true` (On) and
+    /// `false` (Off), as ACP asks.
+    pub booleans: bool,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -73,6 +78,17 @@ impl OptionCatalog {
     /// The one-sentence description of `mode` for this provider.
     pub fn mode_description(&self, mode: Mode) -> String {
         mode.description(&self.agent, self.asks)
+    }
+
+    /// The ACP session modes, `mode` the current one.
+    pub fn modes(&self, mode: Mode) -> SessionModeState {
+        SessionModeState::new(
+            mode.id(),
+            Mode::ALL
+                .iter()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(self.mode_description(*m)))
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The options as ACP config options, with current values from `settings` and `mode`.
@@ -110,7 +126,7 @@ impl OptionCatalog {
             )
             .category(SessionConfigOptionCategory::ThoughtLevel)
             .description("How long the model thinks before answering."),
-            SessionConfigOption::boolean(NETWORK_ACCESS, "Network access", settings.network_access)
+            self.toggle(NETWORK_ACCESS, "Network access", settings.network_access)
                 .description(
                     "Lets sandboxed commands use the network in Auto mode (Full Access always has it).",
                 ),
@@ -137,6 +153,19 @@ impl OptionCatalog {
             );
         }
         options
+    }
+
+    /// An on/off option: a boolean for a client that declared them, else a select whose values
+    /// are `true` and `false` (the words command-line clients send anyway).
+    fn toggle(&self, id: &'static str, name: &'static str, on: bool) -> SessionConfigOption {
+        if self.booleans {
+            return SessionConfigOption::boolean(id, name, on);
+        }
+        let choices = vec![
+            SessionConfigSelectOption::new("true", "On"),
+            SessionConfigSelectOption::new("false", "Off"),
+        ];
+        SessionConfigOption::select(id, name, on.to_string(), choices)
     }
 
     /// The model picker: the model in use by default first, then the catalog.
@@ -276,6 +305,7 @@ mod tests {
             agent: "Codex".into(),
             asks: true,
             steer: true,
+            booleans: true,
         }
     }
 

@@ -9,11 +9,12 @@ use futures::future::LocalBoxFuture;
 
 use std::rc::Rc;
 
+use super::hold::Hold;
 use crate::plugin::Pipeline;
 use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
 use crate::sessions::registry::Tracked;
-use crate::transport::OutputFlow;
+use crate::transport::{OutputFlow, json_size};
 use agent_client_protocol::schema::MaybeUndefined;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
@@ -25,6 +26,7 @@ pub struct AcpSink {
     flow: OutputFlow,
     journal: Option<Rc<Journal>>,
     registry: Option<Tracked>,
+    hold: Option<Rc<Hold>>,
 }
 
 impl AcpSink {
@@ -42,6 +44,7 @@ impl AcpSink {
             flow,
             journal: None,
             registry: None,
+            hold: None,
         }
     }
 
@@ -50,6 +53,13 @@ impl AcpSink {
     pub fn with_journal(mut self, journal: Option<Rc<Journal>>, registry: Option<Tracked>) -> Self {
         self.journal = journal;
         self.registry = registry;
+        self
+    }
+
+    /// Holds its updates back while a load of the session replays its history.
+    #[must_use]
+    pub(crate) fn with_hold(mut self, hold: Rc<Hold>) -> Self {
+        self.hold = Some(hold);
         self
     }
 }
@@ -67,15 +77,13 @@ impl SessionSink for AcpSink {
         {
             registry.title(title.clone());
         }
-        match self
-            .cx
-            .send_notification(SessionNotification::new(self.session_id.clone(), update))
-        {
-            Ok(()) => self.flow.sent(),
-            // The client is gone; the runtime shuts down on its own when the connection ends.
-            Err(e) => {
-                tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
-            }
+        let notification = SessionNotification::new(self.session_id.clone(), update);
+        let notification = match &self.hold {
+            Some(hold) => hold.keep(notification),
+            None => Some(notification),
+        };
+        if let Some(notification) = notification {
+            send_counted(&self.cx, &self.flow, notification);
         }
     }
 
@@ -89,11 +97,18 @@ impl SessionSink for AcpSink {
     }
 
     fn ready(&self) -> LocalBoxFuture<'_, ()> {
-        Box::pin(self.flow.ready())
+        Box::pin(async {
+            if let Some(hold) = &self.hold {
+                hold.released().await;
+            }
+            self.flow.ready().await;
+        })
     }
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
         let request = RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options);
+        // Behind the same gate as updates: a flood of asks waits for the client too.
+        self.flow.sent(json_size(&request));
         let sent = self.cx.send_request(request);
         Box::pin(async move {
             match sent.block_task().await {
@@ -108,5 +123,17 @@ impl SessionSink for AcpSink {
                 Err(e) => PermissionAnswer::Unanswered(e.message),
             }
         })
+    }
+}
+
+/// Sends one update, counted in `flow` (by its size) until the stdout writer has written it.
+pub(crate) fn send_counted(cx: &ConnectionTo<Client>, flow: &OutputFlow, notification: SessionNotification) {
+    let bytes = json_size(&notification);
+    // Counted before it is handed over, so the writer never counts it first.
+    flow.sent(bytes);
+    if let Err(e) = cx.send_notification(notification) {
+        flow.unsent(bytes);
+        // The client is gone; the runtime shuts down on its own when the connection ends.
+        tracing::debug!(error = %e, "dropping a session update: the client connection is closed");
     }
 }

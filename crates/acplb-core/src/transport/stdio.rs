@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _};
 use tokio::task::JoinHandle;
 use tokio_util::codec::FramedRead;
 
-use super::flow::{DEFAULT_UPDATES_IN_FLIGHT, OutputFlow};
+use super::flow::{DEFAULT_BYTES_IN_FLIGHT, DEFAULT_UPDATES_IN_FLIGHT, OutputFlow};
 use super::lines::{BoundedLines, Frame};
 
 /// Longest line accepted from the client: a prompt with large images fits with room to spare.
@@ -27,8 +27,11 @@ pub const DEFAULT_MAX_INPUT_LINE: usize = 64 * 1024 * 1024;
 pub struct WireLimits {
     /// Longest accepted input line, in bytes.
     pub max_line_bytes: usize,
-    /// `session/update` notifications that may wait for the client before providers pause.
+    /// `session/update` notifications and permission requests that may wait for the client
+    /// before providers pause.
     pub updates_in_flight: i64,
+    /// Bytes of those that may wait for the client before providers pause.
+    pub bytes_in_flight: i64,
 }
 
 impl Default for WireLimits {
@@ -36,6 +39,7 @@ impl Default for WireLimits {
         Self {
             max_line_bytes: DEFAULT_MAX_INPUT_LINE,
             updates_in_flight: DEFAULT_UPDATES_IN_FLIGHT,
+            bytes_in_flight: DEFAULT_BYTES_IN_FLIGHT,
         }
     }
 }
@@ -76,8 +80,12 @@ pub struct WireParts {
     pub writer: JoinHandle<()>,
 }
 
-/// What a JSON-RPC method name looks like on an outgoing update line.
-const UPDATE_METHOD: &str = r#""method":"session/update""#;
+/// What the JSON-RPC method names of counted messages look like on an outgoing line: the
+/// updates and permission requests that session sinks count for [`OutputFlow`].
+const COUNTED_METHODS: [&str; 2] = [
+    r#""method":"session/update""#,
+    r#""method":"session/request_permission""#,
+];
 
 impl Wire {
     /// The process's stdin and stdout. Must be called inside a tokio runtime.
@@ -91,7 +99,7 @@ impl Wire {
         output: impl AsyncWrite + Send + Unpin + 'static,
         limits: WireLimits,
     ) -> Self {
-        let flow = OutputFlow::bounded(limits.updates_in_flight);
+        let flow = OutputFlow::bounded(limits.updates_in_flight, limits.bytes_in_flight);
         // Small: a backlog here waits for stdout, and the SDK's own queue is behind it.
         let (to_writer, from_sdk) = mpsc::channel::<String>(16);
         let (replies_tx, replies) = mpsc::channel::<String>(64);
@@ -157,7 +165,8 @@ fn read_lines(
 /// The most bytes gathered into one write.
 const BATCH_BYTES: usize = 64 * 1024;
 
-/// Writes every line (the SDK's and our own parse-error replies) to `out`, counting updates.
+/// Writes every line (the SDK's and our own parse-error replies) to `out`, counting updates
+/// and permission requests.
 ///
 /// Lines that are already waiting when a write starts go out together in one write (at most
 /// [`BATCH_BYTES`]): a write to stdout is a trip through the blocking pool, so a burst (a
@@ -183,7 +192,8 @@ async fn write_lines(
             },
         };
         batch.clear();
-        let mut updates = add_line(&mut batch, &line);
+        let mut counted = Counted::default();
+        counted.add(add_line(&mut batch, &line));
         while batch.len() < BATCH_BYTES {
             let more = match replies.try_recv() {
                 Ok(line) => line,
@@ -196,7 +206,7 @@ async fn write_lines(
                     Err(mpsc::TryRecvError::Empty) => break,
                 },
             };
-            updates += add_line(&mut batch, &more);
+            counted.add(add_line(&mut batch, &more));
         }
         let written = async {
             out.write_all(&batch).await?;
@@ -206,21 +216,38 @@ async fn write_lines(
             tracing::debug!(error = %e, "stdout closed; the client is gone");
             break;
         }
-        for _ in 0..updates {
-            flow.written();
-        }
+        flow.written(counted.messages, counted.bytes);
     }
     // Nothing will be written any more: no provider may wait for it.
     flow.close();
 }
 
-/// Adds one line (its SDK error explained) to `batch`; 1 if it is a `session/update`.
-fn add_line(batch: &mut Vec<u8>, line: &str) -> usize {
+/// Counted messages in one batch, and their bytes.
+#[derive(Debug, Default)]
+struct Counted {
+    messages: usize,
+    bytes: usize,
+}
+
+impl Counted {
+    fn add(&mut self, line: Option<usize>) {
+        if let Some(bytes) = line {
+            self.messages += 1;
+            self.bytes += bytes;
+        }
+    }
+}
+
+/// Adds one line (its SDK error explained) to `batch`; its length if it is a counted message.
+fn add_line(batch: &mut Vec<u8>, line: &str) -> Option<usize> {
     let explained = super::explain::explain(line);
     let line = explained.as_deref().unwrap_or(line);
     batch.extend_from_slice(line.as_bytes());
     batch.push(b'\n');
-    usize::from(line.contains(UPDATE_METHOD))
+    COUNTED_METHODS
+        .iter()
+        .any(|method| line.contains(method))
+        .then_some(line.len())
 }
 
 #[cfg(test)]
@@ -237,6 +264,7 @@ mod tests {
         let limits = WireLimits {
             max_line_bytes: max,
             updates_in_flight: 4,
+            bytes_in_flight: 1 << 20,
         };
         (
             Wire::new(agent_in, agent_out, limits),
@@ -302,7 +330,7 @@ mod tests {
         let mut outgoing = wire.outgoing;
         let update = r#"{"jsonrpc":"2.0","method":"session/update","params":{}}"#;
         for _ in 0..4 {
-            flow.sent();
+            flow.sent(update.len());
         }
         assert!(
             tokio::time::timeout(Duration::from_millis(50), flow.ready())

@@ -116,6 +116,7 @@ impl Scripted {
             agent: "Scripted".into(),
             asks: true,
             steer,
+            booleans: false,
         };
         Self(Rc::new(Inner {
             timeline: timeline.clone(),

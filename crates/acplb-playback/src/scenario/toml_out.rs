@@ -3,6 +3,7 @@
 
 use std::fmt::Write as _;
 
+use acplb_core::toml_text::{basic, key};
 use serde_json::Value;
 
 use super::{Action, After, End, EventKind, ProviderEvent, Reply, Scenario, Transport, VERSION};
@@ -186,15 +187,6 @@ fn json_scalar(value: &Value) -> String {
     }
 }
 
-/// A bare key when TOML allows one, else a quoted key.
-fn key(name: &str) -> String {
-    let bare = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if bare { name.to_owned() } else { basic(name) }
-}
-
 /// A one-line TOML string: `'…'` when possible, `'''…'''` when it holds `'`, else `"…"`.
 pub fn quote(s: &str) -> String {
     let plain = !s.chars().any(|c| c.is_control() && c != '\t');
@@ -216,25 +208,4 @@ fn quote_text(s: &str) -> String {
     } else {
         quote(s)
     }
-}
-
-/// A TOML basic string with escapes.
-fn basic(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push('\t'),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

@@ -20,8 +20,16 @@ use super::value::{self, Value, entries};
 pub(crate) const SHARED_KEYS: [&str; 4] =
     ["prompt_template", "concurrency_policy", "max_concurrent", "model"];
 
-/// The keys only the machine file may set.
-pub(crate) const MACHINE_KEYS: [&str; 5] = ["enabled", "cwd", "mode", "transport", "composer"];
+/// The keys only the machine file may set: where an agent runs, with what rights, and whose
+/// mail it takes.
+pub(crate) const MACHINE_KEYS: [&str; 6] = [
+    "enabled",
+    "cwd",
+    "mode",
+    "transport",
+    "composer",
+    "accept_from_non_members",
+];
 
 /// The transports an agent may name.
 const TRANSPORTS: [&str; 2] = ["app-server", "exec"];
@@ -52,6 +60,7 @@ pub(crate) fn machine_agent(
         model: None,
         transport: None,
         composer: None,
+        accept_from_non_members: false,
         origin: at.origin(header),
     };
     let mut layer = Layer::default();
@@ -72,6 +81,7 @@ pub(crate) fn machine_agent(
             }
             "transport" => agent.transport = Some(one_of(at, key, v, &TRANSPORTS)?),
             "composer" => agent.composer = Some(validate::composer(at, v, home)?),
+            "accept_from_non_members" => agent.accept_from_non_members = value::boolean(at, key, v)?,
             _ => {
                 let known: Vec<&str> = SHARED_KEYS.iter().chain(&MACHINE_KEYS).copied().collect();
                 return Err(at.invalid(

@@ -67,6 +67,7 @@ mod tests {
             model: None,
             transport: None,
             composer: None,
+            accept_from_non_members: false,
             origin: "w.toml:1".into(),
         }
     }

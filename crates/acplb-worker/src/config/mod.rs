@@ -12,6 +12,7 @@
 //! concurrency_policy = "concurrent"
 //! max_concurrent = 4
 //! mode = "auto"
+//! accept_from_non_members = false
 //! ```
 //!
 //! The machine file lives at `$XDG_CONFIG_HOME/acplb/workers.toml` (else
@@ -42,7 +43,7 @@ pub use model::{
     WorkerSettings, WorkersConfig,
 };
 pub use name::AgentName;
-pub use template::render_prompt;
+pub use template::{Bounded, Fields, MAX_TEMPLATE_BYTES, TooLong, render_prompt};
 
 /// The machine file's name under `<config dir>/acplb/`.
 pub const FILE_NAME: &str = "workers.toml";

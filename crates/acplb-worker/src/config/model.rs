@@ -146,6 +146,9 @@ pub struct AgentConfig {
     pub transport: Option<String>,
     /// `composer`: an existing extra composer file, when set.
     pub composer: Option<PathBuf>,
+    /// `accept_from_non_members` (default `false`): whether mail from a sender who is not a
+    /// member of the agent's team becomes a turn. Only the machine file may set it.
+    pub accept_from_non_members: bool,
     /// `file:line` of the agent's table in the machine file.
     pub origin: String,
 }
@@ -164,6 +167,7 @@ impl AgentConfig {
             model,
             transport,
             composer,
+            accept_from_non_members,
             origin: _,
         } = self;
         *name == other.name
@@ -176,5 +180,6 @@ impl AgentConfig {
             && *model == other.model
             && *transport == other.transport
             && *composer == other.composer
+            && *accept_from_non_members == other.accept_from_non_members
     }
 }

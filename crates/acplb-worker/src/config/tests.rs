@@ -318,10 +318,14 @@ fn templates_are_checked_at_their_line() {
     let c = f
         .parse(&format!("{BOB}prompt_template = \"{{{{x}}}} {{message}}\"\n"))
         .unwrap();
-    assert_eq!(
-        render_prompt(&c.agents[&bob()].prompt_template, "m", "", ""),
-        "{x} m"
-    );
+    let mut out = Bounded::new(100);
+    let fields = Fields {
+        message: "m",
+        from: "",
+        summary: "",
+    };
+    render_prompt(&c.agents[&bob()].prompt_template, &fields, &mut out).unwrap();
+    assert_eq!(out.into_string(), "{x} m");
 }
 
 #[test]
@@ -528,4 +532,49 @@ fn an_unquoted_agent_name_is_a_syntax_error_with_a_hint() {
         msg.contains("agent names need quotes: `[workers.agents.\"bob@myteam\"]`"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_template_that_would_multiply_a_mail_is_refused_at_its_line() {
+    let f = Fixture::new();
+    // 20,000 `{message}`s would make a 16 KiB mail a prompt of 1.3 GiB.
+    let many = "{message}".repeat(20_000);
+    let msg = f.err(&format!("{BOB}prompt_template = \"{many}\"\n"), "w.toml", 3);
+    assert!(msg.contains("`prompt_template` is 180000 bytes"), "{msg}");
+    let file = f.write_repo_file(&format!(
+        "[workers.agents.\"bob@t\"]\n\nprompt_template = \"{many}\"\n"
+    ));
+    let msg = f.err(BOB, &file.display().to_string(), 3);
+    assert!(msg.contains("at most 16384"), "{msg}");
+    std::fs::remove_file(&file).unwrap();
+    // Short, but the mail twice.
+    let msg = f.err(
+        &format!("{BOB}prompt_template = \"{{message}}\\n{{message}}\"\n"),
+        "w.toml",
+        3,
+    );
+    assert!(msg.contains("`{message}` 2 times"), "{msg}");
+    // At the limit is fine.
+    let longest = format!("{}{{message}}", "x".repeat(MAX_TEMPLATE_BYTES - 9));
+    let c = f
+        .parse(&format!("{BOB}prompt_template = \"{longest}\"\n"))
+        .unwrap();
+    assert_eq!(c.agents[&bob()].prompt_template.len(), MAX_TEMPLATE_BYTES);
+    f.err(&format!("{BOB}prompt_template = \"x{longest}\"\n"), "w.toml", 3);
+}
+
+#[test]
+fn mail_from_non_members_is_refused_unless_the_machine_file_says_otherwise() {
+    let f = Fixture::new();
+    assert!(!f.parse(BOB).unwrap().agents[&bob()].accept_from_non_members);
+    let c = f
+        .parse(&format!("{BOB}accept_from_non_members = true\n"))
+        .unwrap();
+    assert!(c.agents[&bob()].accept_from_non_members);
+    let msg = f.err(&format!("{BOB}accept_from_non_members = \"yes\"\n"), "w.toml", 3);
+    assert!(msg.contains("must be `true` or `false`"), "{msg}");
+    // Who may give the agent work is not the repository's to say.
+    let file = f.write_repo_file("[workers.agents.\"bob@t\"]\naccept_from_non_members = true\n");
+    let msg = f.err(BOB, &file.display().to_string(), 2);
+    assert!(msg.contains("may only be set in the machine file"), "{msg}");
 }

@@ -16,8 +16,9 @@ use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::intake::{release_all, take_mail, take_queued};
 use super::link::{Link, TurnEnd};
-use super::mail::{Mailbox, reply_id};
+use super::mail::Mailbox;
 use super::wake::{ATM_POLL, MailWake};
 use super::work::{self, Settled, Work};
 use super::{Ctl, Ctx, Exit, session_file};
@@ -191,13 +192,21 @@ pub(crate) async fn drive(
                 shown_active = true;
                 ctx.activity(true);
             }
-            let text = work.prompt(agent);
-            let (link, session) = (link.clone(), lanes.sessions[lane].clone());
-            tracing::info!(work = %work.key(), lane, "turn started");
-            running.push(Box::pin(async move {
-                let end = link.prompt(&session, text).await;
-                (lane, work, end)
-            }));
+            match work.prompt(agent) {
+                Ok(text) => {
+                    let (link, session) = (link.clone(), lanes.sessions[lane].clone());
+                    tracing::info!(work = %work.key(), lane, "turn started");
+                    running.push(Box::pin(async move {
+                        let end = link.prompt(&session, text).await;
+                        (lane, work, end)
+                    }));
+                }
+                // No turn: it ends at once as a failed one, and is settled (answered) as such.
+                Err(why) => {
+                    tracing::warn!(work = %work.key(), error = %why, "no turn for it");
+                    running.push(Box::pin(async move { (lane, work, TurnEnd::Failed(why)) }));
+                }
+            }
         }
         {
             let mut status = ctx.status.borrow_mut();
@@ -293,85 +302,4 @@ fn open_queue(state: &Path, target: &str) -> Result<Arc<Mutex<Queue>>, String> {
         tracing::warn!(error = %e, "cannot take back earlier claims");
     }
     Ok(Arc::new(Mutex::new(queue)))
-}
-
-/// Unread mail into `pending` (what is not already there or running); with `reject`, mail
-/// that finds the worker busy is answered "busy" at once.
-async fn take_mail(
-    ctx: &Ctx,
-    mailbox: &Mailbox,
-    pending: &mut VecDeque<Work>,
-    known: &mut HashSet<String>,
-    busy: bool,
-) {
-    let (messages, receipt) = match mailbox.unread().await {
-        Ok(r) => r,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the inbox");
-            return;
-        }
-    };
-    let mut busy = busy || !pending.is_empty();
-    let worker = ctx.agent.name.to_string();
-    for mail in messages {
-        let part = receipt.only(&mail.message_id);
-        let key = format!("mail:{}", mail.message_id);
-        if known.contains(&key) {
-            continue;
-        }
-        // Answered before a crash, not yet marked read: the reply is there, so only mark it.
-        if mailbox
-            .replied(&mail.from, reply_id(&worker, &mail))
-            .await
-            .unwrap_or(false)
-        {
-            tracing::info!(message = %mail.message_id, "already answered; marking it read");
-            if let Err(e) = mailbox.mark_read(part).await {
-                tracing::warn!(error = %e, "cannot mark an answered message read");
-            }
-            continue;
-        }
-        if ctx.agent.policy == Policy::Reject && busy {
-            work::reject_busy(&ctx.agent, mailbox, &mail, part).await;
-            continue;
-        }
-        busy = true;
-        known.insert(key);
-        pending.push_back(Work::Mail { mail, receipt: part });
-    }
-}
-
-/// Every message waiting in the input queue, claimed, into `pending`.
-async fn take_queued(queue: &Arc<Mutex<Queue>>, pending: &mut VecDeque<Work>, known: &mut HashSet<String>) {
-    let q = queue.clone();
-    let claimed = tokio::task::spawn_blocking(move || {
-        let mut q = q.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut out = Vec::new();
-        loop {
-            match q.claim_next() {
-                Ok(Some(c)) => out.push(c),
-                Ok(None) => break,
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot claim from the input queue");
-                    break;
-                }
-            }
-        }
-        out
-    })
-    .await
-    .unwrap_or_default();
-    for c in claimed {
-        let work = Work::Queued(c);
-        known.insert(work.key());
-        pending.push_back(work);
-    }
-}
-
-async fn release_all(pending: VecDeque<Work>) {
-    for work in pending {
-        if let Work::Queued(c) = work {
-            work::release(c).await;
-        }
-    }
 }

@@ -123,6 +123,13 @@ impl Mailbox {
         }
     }
 
+    /// The team's members as the backend knows them (`config.json` on files, `atm members` on
+    /// `atm-cli`); `None` when the team keeps no roster.
+    pub(crate) async fn members(&self) -> Result<Option<Vec<String>>, String> {
+        let backend = self.backend();
+        blocking(move || backend.members().map_err(|e| e.to_string())).await
+    }
+
     /// Marks the messages of `receipt` read.
     pub(crate) async fn mark_read(&self, receipt: ReadReceipt) -> Result<(), String> {
         let backend = self.backend();

@@ -2,10 +2,12 @@
 //! in-process ACP connection, restarted when it fails (ADR 0014).
 
 mod drive;
+mod intake;
 mod ledger;
 mod link;
 mod mail;
 mod prompt;
+mod sender;
 mod session_file;
 mod supervise;
 mod wake;

@@ -31,12 +31,13 @@ impl Work {
         }
     }
 
-    /// The prompt.
-    pub(crate) fn prompt(&self, agent: &AgentConfig) -> String {
-        match self {
+    /// The prompt, or why there is none (it would be longer than Codex accepts).
+    pub(crate) fn prompt(&self, agent: &AgentConfig) -> Result<String, String> {
+        let prompt = match self {
             Self::Mail { mail, .. } => super::prompt::for_mail(agent, mail),
             Self::Queued(c) => super::prompt::for_queued(agent, c.message()),
-        }
+        };
+        prompt.map_err(|e| e.to_string())
     }
 }
 

@@ -32,6 +32,11 @@ pub(super) struct TurnRun<'a> {
     pub(super) usage: Option<Value>,
 }
 
+/// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
+/// more of Codex's messages until one is answered (Codex asks one at a time; only a flood
+/// gets here), so asks the editor leaves unanswered cannot pile up in memory.
+const OPEN_ASKS: usize = 64;
+
 pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
 
 impl TurnRun<'_> {
@@ -62,7 +67,8 @@ impl TurnRun<'_> {
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => self.steer(&input.text).await,
-                msg = rx.recv() => {
+                // Cancel-safe, as above; not polled while too many asks wait for the editor.
+                msg = rx.recv(), if asks.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
                         return Ended::Gone(Gone { status: "the connection was closed".into(), stderr_tail: String::new() });
                     };

@@ -1,6 +1,7 @@
 //! How a session's mode and config options change (`session/set_mode`,
 //! `session/set_config_option`): validated, applied from the next turn, and confirmed to the
-//! editor with the updates first, so a client that acts on the response has already seen them.
+//! editor with the updates first, so a client that acts on the response has already seen them;
+//! and what they are when the open session is loaded or resumed again.
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
@@ -8,7 +9,7 @@ use agent_client_protocol::v1::schema::{
     SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 
-use super::SessionActor;
+use super::{Attached, SessionActor};
 use crate::permission::Mode;
 use crate::runtime::wire_error::{self, reply};
 
@@ -59,6 +60,25 @@ impl SessionActor {
             Err(e) => {
                 reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
             }
+        }
+    }
+
+    /// A load or resume of this open session: what it is set to, and (a load) its updates
+    /// held from here until the load has replayed the journal up to here
+    /// ([`SessionMsg::Replayed`](super::SessionMsg::Replayed)). The turn in flight, if any,
+    /// goes on.
+    pub(super) fn reattach(&mut self, hold: bool, answer: tokio::sync::oneshot::Sender<Attached>) {
+        if hold {
+            self.hold.start();
+        }
+        let attached = Attached {
+            modes: self.catalog.modes(self.mode),
+            options: self.catalog.options(&self.settings, self.mode),
+            journal: self.journal.as_ref().map(|j| (j.path().to_owned(), j.bytes())),
+        };
+        if answer.send(attached).is_err() && hold {
+            // The request went away: nothing will be replayed, so nothing stays held.
+            self.hold.release(&self.cx, &self.flow);
         }
     }
 }

@@ -25,6 +25,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::hold::Hold;
 use super::options::OptionCatalog;
 use super::prompt;
 use super::sink::AcpSink;
@@ -37,7 +38,7 @@ use crate::sessions::journal::{Journal, first_text_line};
 use crate::sessions::registry::{Status, Tracked};
 use crate::transport::OutputFlow;
 pub(crate) use inbox::Inbox;
-pub(crate) use msg::SessionMsg;
+pub(crate) use msg::{Attached, SessionMsg};
 use summary::Summary;
 
 type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
@@ -91,6 +92,8 @@ pub(crate) struct SessionActor {
     summary_by: Option<Instant>,
     /// The session's input queue (`None`: sessions are not kept).
     inbox: Option<Inbox>,
+    /// Updates held back while a load of this open session replays its history.
+    hold: Rc<Hold>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -132,6 +135,7 @@ impl SessionActor {
             state_dir: parts.state_dir,
             summary_by: None,
             inbox: parts.inbox,
+            hold: Rc::default(),
         }
     }
 
@@ -220,6 +224,8 @@ impl SessionActor {
                 self.shutting_down = true;
                 self.cancel_all();
             }
+            SessionMsg::Reattach { hold, answer } => self.reattach(hold, answer),
+            SessionMsg::Replayed => self.hold.release(&self.cx, &self.flow),
             SessionMsg::QueueOpened(queue) => self.on_queue_opened(queue),
             SessionMsg::QueueWake => self.pull_queue(),
             SessionMsg::QueueClaimed { queue, result } => self.on_queue_claimed(queue, result),
@@ -253,6 +259,7 @@ impl SessionActor {
             self.flow.clone(),
         )
         .with_journal(self.journal.clone(), self.registry.clone())
+        .with_hold(self.hold.clone())
     }
 
     /// Records in the journal, when the session is kept.

@@ -3,8 +3,8 @@
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    PromptRequest, PromptResponse, SessionConfigOptionValue, SessionModeId, SetSessionConfigOptionResponse,
-    SetSessionModeResponse,
+    PromptRequest, PromptResponse, SessionConfigOption, SessionConfigOptionValue, SessionModeId,
+    SessionModeState, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 
 use crate::runtime::wire_error::{self, reply};
@@ -32,6 +32,14 @@ pub(crate) enum SessionMsg {
     Shutdown,
     /// `session/close`: the running turn is cancelled and the session stops.
     Close,
+    /// `session/load` or `session/resume` of this open session: it says what it is set to,
+    /// and with `hold`, holds its updates back until the load's replay is done.
+    Reattach {
+        hold: bool,
+        answer: tokio::sync::oneshot::Sender<Attached>,
+    },
+    /// The load's replay was sent (or failed): the held updates go out.
+    Replayed,
     /// The session's input queue is open (claims left by a dead acplb taken back) and watched.
     QueueOpened(Queue),
     /// The input queue may hold a message (a file arrived, or the watcher's tick).
@@ -52,6 +60,8 @@ impl SessionMsg {
             SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::Cancel
+            | SessionMsg::Reattach { .. }
+            | SessionMsg::Replayed
             | SessionMsg::Shutdown
             | SessionMsg::Close
             | SessionMsg::QueueOpened(_)
@@ -59,4 +69,13 @@ impl SessionMsg {
             | SessionMsg::QueueClaimed { .. } => {}
         }
     }
+}
+
+/// What an open session tells a load or resume of it.
+#[derive(Debug)]
+pub(crate) struct Attached {
+    pub(crate) modes: SessionModeState,
+    pub(crate) options: Vec<SessionConfigOption>,
+    /// Its journal and how long it was when updates began to be held (`None`: not kept).
+    pub(crate) journal: Option<(std::path::PathBuf, u64)>,
 }

@@ -81,6 +81,11 @@ impl Journal {
         &self.path
     }
 
+    /// Its size in bytes: everything written so far is in the file's first `bytes()` bytes.
+    pub fn bytes(&self) -> u64 {
+        self.written.get()
+    }
+
     /// Records one update the editor got (the hot path).
     pub fn update(&self, update: &SessionUpdate) {
         if self.written.get() >= self.limit {

@@ -1,18 +1,16 @@
 //! Taking messages out of a queue: listing what waits, claiming the oldest by a rename that only
-//! one consumer can win, setting damaged files aside, and taking back claims whose consumer
-//! died.
+//! one consumer can win, setting damaged files (and anything that is not a regular file) aside,
+//! and taking back claims whose consumer died.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::{self, Read as _};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::claimed::Claimed;
 use super::error::Damage;
-use super::message::{
-    FileKind, MAX_FILE_BYTES, Message, MessageId, OrderKey, bad_name, claimed_name, pending_name,
-};
+use super::message::{FileKind, Message, MessageId, OrderKey, bad_name, claimed_name, pending_name};
+use super::read::{Access, Unread, open_regular, read_limited, read_message};
 use super::{QueueError, check_target, queue_dir};
 use crate::sessions::state::create_private_dir;
 
@@ -57,9 +55,9 @@ impl Queue {
         &self.dir
     }
 
-    /// The messages waiting (`<uuid>.json`), oldest first (by `sentAt`, then id). Damaged files
-    /// are skipped with a warning (the next claim sets them aside); temporary, claimed and other
-    /// files are not messages waiting.
+    /// The messages waiting (`<uuid>.json`), oldest first (by `sentAt`, then id). Damaged or
+    /// unreadable files are skipped with a warning (the next claim sets damaged ones aside);
+    /// temporary, claimed and other files are not messages waiting. Never blocks on a FIFO.
     pub fn pending(&self) -> Result<Vec<Message>, QueueError> {
         self.read_all(|kind| match kind {
             FileKind::Pending(id) => Some(id),
@@ -78,25 +76,33 @@ impl Queue {
     /// Claims the oldest waiting message, or `None` when nothing waits. The claim is the rename
     /// `<uuid>.json` → `<uuid>.claimed`: of consumers racing for one file, exactly one rename
     /// succeeds, the others see it gone and try the next file. A damaged file is renamed to
-    /// `<uuid>.bad` (with a warning) and the next one tried.
+    /// `<uuid>.bad` (with a warning) and the next one tried; so is anything named like a
+    /// message that is not a regular file. A file that cannot be claimed for another reason
+    /// (its permissions, say) is skipped with a warning: it never keeps the others waiting.
     ///
     /// "Oldest" is within the latest scan of the folder: a scan reads every waiting file's
     /// `sentAt` once, and later calls work through it before scanning again, so claiming `n`
-    /// messages costs `n` reads, not `n²`.
+    /// messages costs `n` reads, not `n²`. A scan is repeated only after one of its files went
+    /// (another consumer took it, or it was set aside), so skipped files never make it spin.
     pub fn claim_next(&mut self) -> Result<Option<Claimed>, QueueError> {
-        loop {
+        let mut went = true;
+        while went || !self.batch.is_empty() {
             if self.batch.is_empty() {
+                went = false;
                 self.batch = self.scan()?;
-                if self.batch.is_empty() {
-                    return Ok(None);
-                }
             }
             while let Some(candidate) = self.batch.pop_front() {
-                if let Attempt::Won(claimed) = self.attempt(candidate.id)? {
-                    return Ok(Some(claimed));
+                match self.attempt(candidate.id) {
+                    Ok(Attempt::Won(claimed)) => return Ok(Some(claimed)),
+                    Ok(Attempt::Gone) => went = true,
+                    Err(e) => {
+                        let cause = std::error::Error::source(&e).map(ToString::to_string);
+                        tracing::warn!(cause = cause.unwrap_or_default(), "skipped a queue message: {e}");
+                    }
                 }
             }
         }
+        Ok(None)
     }
 
     /// Puts claims older than `older_than` back (`<uuid>.claimed` → `<uuid>.json`): their
@@ -118,15 +124,21 @@ impl Queue {
         self.recover(Duration::ZERO, temp_older_than)
     }
 
-    /// Claims older than `claims` go back, temporary files older than `temps` go.
+    /// Claims older than `claims` go back, temporary files older than `temps` go. A file that
+    /// cannot be moved or removed is skipped with a warning, so it never blocks the others; a
+    /// temporary name on anything but a regular file is left alone.
     fn recover(&self, claims: Duration, temps: Duration) -> Result<usize, QueueError> {
         let now = SystemTime::now();
         let mut recovered = 0;
         for (name, kind) in self.entries()? {
             let path = self.dir.join(&name);
-            let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
                 continue; // settled or recovered meanwhile
             };
+            if matches!(kind, FileKind::Temp) && !meta.is_file() {
+                continue;
+            }
+            let Ok(modified) = meta.modified() else { continue };
             let age = now.duration_since(modified).unwrap_or_default();
             let limit = if matches!(kind, FileKind::Temp) {
                 temps
@@ -145,13 +157,15 @@ impl Queue {
                             recovered += 1;
                         }
                         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                        Err(e) => return Err(QueueError::io("rename", path, e)),
+                        Err(e) => {
+                            tracing::warn!(file = %path.display(), error = %e, "cannot take back a claim");
+                        }
                     }
                 }
                 FileKind::Temp => match std::fs::remove_file(&path) {
                     Ok(()) => tracing::debug!(file = %path.display(), "removed an abandoned temp file"),
                     Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(QueueError::io("remove", path, e)),
+                    Err(e) => tracing::warn!(file = %path.display(), error = %e, "cannot remove a temp file"),
                 },
                 FileKind::Pending(_) => {}
             }
@@ -199,16 +213,22 @@ impl Queue {
 
     /// Tries to claim message `id`. Touching the file first gives the claim a fresh
     /// modification time from the instant it exists (the rename keeps it), so
-    /// [`Queue::recover_stale`] never mistakes a new claim for an old one.
+    /// [`Queue::recover_stale`] never mistakes a new claim for an old one. What is not a
+    /// regular file is set aside before the rename; the read after it checks again (with
+    /// `fstat` on what it opened), so a swap in between is set aside too.
     fn attempt(&self, id: MessageId) -> Result<Attempt, QueueError> {
         let pending = self.dir.join(pending_name(id));
-        match File::options().write(true).open(&pending) {
+        match open_regular(&pending, Access::Touch) {
             Ok(f) => {
                 f.set_modified(SystemTime::now())
                     .map_err(|e| QueueError::io("touch", &pending, e))?;
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Attempt::Gone),
-            Err(e) => return Err(QueueError::io("open", pending, e)),
+            Err(Unread::Gone) => return Ok(Attempt::Gone),
+            Err(Unread::Damaged(damage)) => {
+                self.set_aside(&pending, id, &damage)?;
+                return Ok(Attempt::Gone);
+            }
+            Err(Unread::Io(e)) => return Err(QueueError::io("open", pending, e)),
         }
         let claimed = self.dir.join(claimed_name(id));
         match std::fs::rename(&pending, &claimed) {
@@ -227,15 +247,21 @@ impl Queue {
         }
     }
 
-    /// Moves a damaged claimed file to `<uuid>.bad`, so it is never tried again.
-    fn set_aside(&self, claimed: &Path, id: MessageId, damage: &Damage) -> Result<(), QueueError> {
+    /// Moves a damaged file (claimed, or still pending when it is no regular file) to
+    /// `<uuid>.bad`, so it is never tried again. Gone already: another consumer moved it.
+    fn set_aside(&self, path: &Path, id: MessageId, damage: &Damage) -> Result<(), QueueError> {
         let bad = self.dir.join(bad_name(id));
-        std::fs::rename(claimed, &bad).map_err(|e| QueueError::io("rename", claimed, e))?;
+        match std::fs::rename(path, &bad) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(QueueError::io("rename", path, e)),
+        }
         tracing::warn!(file = %bad.display(), "set aside a damaged queue message: {damage}");
         Ok(())
     }
 
-    /// Every message of one kind, oldest first; damaged ones skipped with a warning.
+    /// Every message of one kind, oldest first; damaged or unreadable ones skipped with a
+    /// warning.
     fn read_all(&self, wanted: impl Fn(FileKind) -> Option<MessageId>) -> Result<Vec<Message>, QueueError> {
         let mut out = Vec::new();
         for (name, kind) in self.entries()? {
@@ -244,7 +270,9 @@ impl Queue {
             match read_message(&path, id) {
                 Ok(m) => out.push(m),
                 Err(Unread::Gone) => {}
-                Err(Unread::Io(e)) => return Err(QueueError::io("read", path, e)),
+                Err(Unread::Io(e)) => {
+                    tracing::warn!(file = %path.display(), error = %e, "skipped an unreadable queue message");
+                }
                 Err(Unread::Damaged(damage)) => {
                     tracing::warn!(file = %path.display(), "skipped a damaged queue message: {damage}");
                 }
@@ -253,34 +281,4 @@ impl Queue {
         out.sort_by_key(Message::order_key);
         Ok(out)
     }
-}
-
-/// Why a file was not read as a message.
-enum Unread {
-    /// It is no longer there (another consumer took it).
-    Gone,
-    /// It is damaged: too large, not JSON, not a message.
-    Damaged(Damage),
-    Io(io::Error),
-}
-
-fn read_message(path: &Path, id: MessageId) -> Result<Message, Unread> {
-    let bytes = read_limited(path)?;
-    Message::parse(&bytes, id).map_err(Unread::Damaged)
-}
-
-/// A file's bytes, refused past [`MAX_FILE_BYTES`] without reading them all.
-fn read_limited(path: &Path) -> Result<Vec<u8>, Unread> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => Unread::Gone,
-        _ => Unread::Io(e),
-    })?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(Unread::Io)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(Unread::Damaged(Damage::FileTooLarge { max: MAX_FILE_BYTES }));
-    }
-    Ok(bytes)
 }

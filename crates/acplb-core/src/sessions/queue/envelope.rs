@@ -24,7 +24,7 @@ pub fn envelope(message: &Message) -> String {
     let time = humantime::format_rfc3339_millis(message.sent_at);
     let mut out = String::with_capacity(message.text.len() + 160);
     out.push_str("<queued-message from=\"");
-    escape_attribute(from, &mut out);
+    push_attribute(from, &mut out);
     let _infallible = writeln!(out, "\" time=\"{time}\" id=\"{}\">", message.id);
     escape_text(&message.text, &mut out);
     out.push_str("\n</queued-message>");
@@ -43,15 +43,25 @@ fn escape_text(text: &str, out: &mut String) {
     }
 }
 
-/// As [`escape_text`], plus `"`, and control characters (newlines too) become spaces.
-fn escape_attribute(value: &str, out: &mut String) {
+/// `value` as the envelope writes an attribute: on one line, inside its quotes, never a tag.
+/// For any text taken from a message that is shown beside the envelope rather than in it (a
+/// sender's name, a summary).
+pub fn escape_attribute(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    push_attribute(value, &mut out);
+    out
+}
+
+/// As [`escape_text`], plus `"`; control characters (newlines too) and the Unicode line and
+/// paragraph separators become spaces.
+fn push_attribute(value: &str, out: &mut String) {
     for c in value.chars() {
         match c {
             '"' => out.push_str("&quot;"),
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
-            c if c.is_control() => out.push(' '),
+            c if c.is_control() || c == '\u{2028}' || c == '\u{2029}' => out.push(' '),
             c => out.push(c),
         }
     }
@@ -114,5 +124,12 @@ mod tests {
              time=\"2026-01-01T00:00:00.250Z\" id=\"0190c5d0-0000-4000-8000-000000000001\">"
         );
         assert_eq!(out.matches(" id=\"").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn an_attribute_is_one_line_whatever_its_breaks() {
+        let got = escape_attribute("a\nb\r\nc\u{2028}d\u{2029}e\u{85}f\t\"<g>&");
+        assert_eq!(got, "a b  c d e f &quot;&lt;g&gt;&amp;");
+        assert_eq!(got.lines().count(), 1);
     }
 }

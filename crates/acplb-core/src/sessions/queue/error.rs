@@ -77,6 +77,8 @@ impl QueueError {
 /// Why a message file is damaged (set aside as `<uuid>.bad`, never retried).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Damage {
+    #[error("not a regular file but {what}")]
+    NotAFile { what: &'static str },
     #[error("larger than a message file may be ({max} bytes)")]
     FileTooLarge { max: u64 },
     #[error("not a queue message: {0}")]

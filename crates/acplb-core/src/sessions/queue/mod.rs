@@ -20,7 +20,10 @@
 //!   and `done` leaves its claim behind, and [`Queue::recover_stale`] puts it back: the message
 //!   is then delivered again, possibly a second time if the dead consumer had delivered it.
 //!   Recovery must only take claims older than the longest delivery.
-//! - **A damaged file is set aside**, never retried and never a panic.
+//! - **A damaged file is set aside**, never retried and never a panic: one that is not a
+//!   message, and anything named like one that is not a regular file (a directory, a FIFO, a
+//!   symlink). No open blocks (`O_NONBLOCK`) or follows a link (`O_NOFOLLOW`), and a file one
+//!   consumer cannot claim (its permissions, say) does not keep it from the others.
 //!
 //! Everything here except [`QueueWatcher`] is blocking file I/O: callers on the runtime thread
 //! go through `spawn_blocking`.
@@ -30,13 +33,14 @@ mod consume;
 mod envelope;
 mod error;
 mod message;
+mod read;
 mod send;
 mod target;
 mod watch;
 
 pub use claimed::Claimed;
 pub use consume::Queue;
-pub use envelope::envelope;
+pub use envelope::{envelope, escape_attribute};
 pub use error::QueueError;
 pub use message::{BadMessageId, MAX_FROM_BYTES, MAX_TEXT_BYTES, Message, MessageId, check_text};
 pub use send::send;

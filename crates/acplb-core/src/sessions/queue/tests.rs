@@ -205,3 +205,71 @@ fn refused_sends_leave_nothing_behind() {
     assert!(!queues_dir(state.path()).exists());
     assert!(Queue::open(state.path(), "a/b").is_err());
 }
+
+/// Runs `f` on a thread of its own and fails the test if it takes over 10 s (a blocked open).
+fn within_10s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(f()).unwrap());
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("blocked: a queue file was opened without O_NONBLOCK")
+}
+
+#[test]
+fn things_that_are_not_files_are_set_aside_without_blocking() {
+    let state = tempfile::tempdir().unwrap();
+    let q = Queue::open(state.path(), BOB).unwrap();
+    let dir = q.dir().to_owned();
+    let [folder, fifo, link, link_to_fifo, claimed_folder] = [(); 5].map(|()| MessageId::new());
+    std::fs::create_dir(dir.join(format!("{folder}.json"))).unwrap();
+    std::fs::write(dir.join(format!("{folder}.json/inside")), "x").unwrap();
+    let fifo_mode = nix::sys::stat::Mode::from_bits_truncate(0o600);
+    nix::unistd::mkfifo(&dir.join(format!("{fifo}.json")), fifo_mode).unwrap();
+    // A valid message, but outside the queue: a link to it is not a message file.
+    drop_file(state.path(), link, "2026-01-01T00:00:00Z", "linked");
+    std::os::unix::fs::symlink(
+        state.path().join(format!("{link}.json")),
+        dir.join(format!("{link}.json")),
+    )
+    .unwrap();
+    nix::unistd::mkfifo(&state.path().join("fifo"), fifo_mode).unwrap();
+    std::os::unix::fs::symlink(
+        state.path().join("fifo"),
+        dir.join(format!("{link_to_fifo}.json")),
+    )
+    .unwrap();
+    std::fs::create_dir(dir.join(format!("{claimed_folder}.claimed"))).unwrap();
+    std::fs::create_dir(dir.join(".tmp-folder")).unwrap();
+    let good = send(state.path(), BOB, None, "good").unwrap();
+
+    let (q, listed) = within_10s(move || {
+        let listed = q.pending().unwrap();
+        (q, listed)
+    });
+    assert_eq!(
+        listed.iter().map(|m| m.id).collect::<Vec<_>>(),
+        [good],
+        "only the message"
+    );
+    // Claims left behind are taken back whatever they are; a temp folder is left alone.
+    assert_eq!(q.take_back_claims(Duration::ZERO).unwrap(), 1);
+    let (mut q, first) = within_10s(move || {
+        let mut q = q;
+        let first = q.claim_next().unwrap();
+        (q, first)
+    });
+    let first = first.expect("the message is claimed past the junk");
+    assert_eq!(first.message().id, good);
+    first.done().unwrap();
+    assert!(q.claim_next().unwrap().is_none());
+    let mut want: Vec<String> = [folder, fifo, link, link_to_fifo, claimed_folder]
+        .iter()
+        .map(|id| format!("{id}.bad"))
+        .collect();
+    want.push(".tmp-folder".to_owned());
+    want.sort();
+    assert_eq!(names(&dir), want);
+    assert!(
+        state.path().join(format!("{link}.json")).is_file(),
+        "a link's target is left alone"
+    );
+}

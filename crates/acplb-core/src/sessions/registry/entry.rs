@@ -5,8 +5,6 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use super::repo::RepoInfo;
-
 /// A session's registry entry. Every field is always written (`None` as `null`), so an update
 /// can keep the fields a newer acplb added that this one does not know.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -107,15 +105,6 @@ impl Entry {
             tag: None,
             pid: Some(std::process::id()),
         }
-    }
-
-    /// The entry with the repository fields filled from `repo`.
-    #[must_use]
-    pub fn with_repo(mut self, repo: RepoInfo) -> Entry {
-        self.repo_root = Some(repo.root);
-        self.repo_name = Some(repo.name);
-        self.branch = repo.branch;
-        self
     }
 
     /// The registry file this entry belongs in: [`registry_key`] of its identity and team.
