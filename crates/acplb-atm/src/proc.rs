@@ -17,14 +17,21 @@ pub(crate) fn pid_alive(pid: i64) -> bool {
     }
 }
 
-/// The process start time in clock ticks since boot (`/proc/<pid>/stat` field 22), where `/proc`
-/// exists.
+/// The process start time in clock ticks since boot (`/proc/<pid>/stat` field 22), on Linux.
+#[cfg(target_os = "linux")]
 pub(crate) fn start_time(pid: i64) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) is in parentheses and may itself hold spaces and parentheses,
     // so count fields from the last `)`: the next field is 3 (state), field 22 is 19 further.
     let after = &stat[stat.rfind(')')? + 1..];
     after.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// No `/proc` here: no start time is recorded, and a live pid counts as its holder (a reused
+/// pid keeps a stale claim until that process ends).
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn start_time(_pid: i64) -> Option<u64> {
+    None
 }
 
 /// This process's pid.
@@ -49,6 +56,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn own_process_is_alive_with_matching_start() {
         let me = own_pid();
         assert!(pid_alive(me));

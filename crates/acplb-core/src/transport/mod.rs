@@ -6,6 +6,7 @@ mod explain;
 mod flow;
 mod lines;
 mod parent_death;
+mod proc_table;
 mod process;
 pub mod stdio;
 mod sweep;

@@ -3,11 +3,13 @@
 //! Linux sends a child its "parent death signal" when the thread that started it exits. acplb
 //! starts children on its runtime thread, which lives as long as the process, so the signal
 //! comes exactly when acplb is gone. Codex's own helpers (bubblewrap, sandboxed commands) already
-//! die with Codex.
+//! die with Codex. Other systems have no such signal: there the exit guard's sweep, which finds
+//! every process carrying one of acplb's markers, Codex itself included, is what stops them.
 
 use tokio::process::Command;
 
 /// Makes `cmd`'s child receive SIGKILL when acplb dies.
+#[cfg(target_os = "linux")]
 pub(crate) fn kill_child_with_parent(cmd: &mut Command) {
     let parent = std::process::id();
     #[expect(unsafe_code, reason = "pre_exec is the only way to run prctl in the child")]
@@ -26,3 +28,7 @@ pub(crate) fn kill_child_with_parent(cmd: &mut Command) {
         });
     }
 }
+
+/// No parent-death signal outside Linux: the exit guard's sweep stops the child instead.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn kill_child_with_parent(_cmd: &mut Command) {}

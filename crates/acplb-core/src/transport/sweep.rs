@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
+use super::proc_table;
+
 /// The variable carrying the marker.
 pub const MARKER_VAR: &str = "ACPLB_PROCESS_TAG";
 
@@ -122,27 +124,14 @@ fn freeze_all(needle: &Needle) -> Vec<Pid> {
 }
 
 fn alive(pid: Pid) -> bool {
-    u32::try_from(pid.as_raw()).is_ok_and(|p| !is_zombie(p))
+    u32::try_from(pid.as_raw()).is_ok_and(|p| !proc_table::is_zombie(p))
 }
 
 fn marked(needle: &Needle) -> Vec<Pid> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let me = std::process::id();
-    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| *pid != me)
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| needle.matches_env(&env)))
-        .filter(|pid| !is_zombie(*pid))
+    proc_table::live_with_env(|env| needle.matches_env(env))
+        .into_iter()
         .filter_map(|pid| i32::try_from(pid).ok().map(Pid::from_raw))
         .collect()
-}
-
-fn is_zombie(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| {
-        s.rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-    })
 }
 
 #[cfg(test)]
