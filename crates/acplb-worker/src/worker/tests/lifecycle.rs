@@ -94,12 +94,11 @@ async fn a_reload_stops_starts_and_restarts_only_the_agents_that_changed() {
         let host = StandIn::new();
         let dir = host.dir.path().display().to_string();
         let agents = |entries: &[(&str, &str)]| {
-            let mut text = "[workers]\nhealth_check_interval_secs = 3600\n".to_owned();
-            for (name, extra) in entries {
-                text.push_str(&format!(
-                    "[workers.agents.\"{name}@demo\"]\ncwd = \"{dir}\"\n{extra}\n"
-                ));
-            }
+            let text: String = std::iter::once("[workers]\nhealth_check_interval_secs = 3600\n".to_owned())
+                .chain(entries.iter().map(|(name, extra)| {
+                    format!("[workers.agents.\"{name}@demo\"]\ncwd = \"{dir}\"\n{extra}\n")
+                }))
+                .collect();
             crate::config::parse(&text, std::path::Path::new("workers.toml"), &|_| false).unwrap()
         };
         let first = agents(&[("bob", ""), ("carol", ""), ("dave", "")]);
