@@ -1,8 +1,8 @@
 //! A worker's plugin pipeline: `atm-identity` claiming exactly the agent's name (a collision is
 //! an error, never a `-2`) and `atm-mail`, then the plugins of the agent's own `composer` file.
 //! Written as a composer file of its own under the state dir, so the usual validation runs.
-//! The same file tells where the worker's mail lives ([`mail_spec`]), so the worker reads the
-//! mailbox its plugins use.
+//! The same file tells where the worker's mail lives ([`Prepared::mail`]), so the worker reads
+//! the mailbox its plugins use; it is read once per run of the worker, on the blocking pool.
 
 use std::path::{Path, PathBuf};
 
@@ -15,20 +15,32 @@ const MAIL: &str = "atm-mail";
 /// `atm-mail`'s backend that runs the `atm` CLI.
 const ATM_CLI: &str = "atm-cli";
 
-/// Writes the worker's composer file and returns its path.
-pub(super) fn write(state: &Path, agent: &AgentConfig) -> anyhow::Result<PathBuf> {
+/// What one run of a worker is built from: its composer file, written, and where its mail
+/// lives. The agent's own composer file is read and parsed once, here. It blocks (reads,
+/// writes and fsyncs files): call it on the blocking pool.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    /// The worker's composer file.
+    pub(super) composer: PathBuf,
+    /// Where its mail lives.
+    pub(super) mail: MailSpec,
+}
+
+/// Writes the worker's composer file and tells where its mail lives.
+pub(super) fn prepare(state: &Path, agent: &AgentConfig) -> anyhow::Result<Prepared> {
     let own = match &agent.composer {
         Some(path) => plugins_of(path)?,
         None => Vec::new(),
     };
+    let mail = mail_spec(&own);
     let text = compose(agent, own)?;
     let dir = state.join("workers").join("agents");
     acplb_core::sessions::state::create_private_dir(&dir)
         .with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join(format!("{}.composer.toml", agent.name));
-    acplb_core::sessions::state::write_private_atomic(&path, text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
+    let composer = dir.join(format!("{}.composer.toml", agent.name));
+    acplb_core::sessions::state::write_private_atomic(&composer, text.as_bytes())
+        .with_context(|| format!("writing {}", composer.display()))?;
+    Ok(Prepared { composer, mail })
 }
 
 /// Where a worker's mail lives, as its plugins will see it.
@@ -40,13 +52,9 @@ pub(super) struct MailSpec {
     pub(super) atm_home: Option<PathBuf>,
 }
 
-/// The mail settings of the agent's own composer file (none: inbox files under `ATM_HOME`).
-/// The backend name itself is checked when the worker's plugins are built.
-pub(super) fn mail_spec(agent: &AgentConfig) -> anyhow::Result<MailSpec> {
-    let own = match &agent.composer {
-        Some(path) => plugins_of(path)?,
-        None => return Ok(MailSpec::default()),
-    };
+/// The mail settings of the agent's own composer plugins (none: inbox files under
+/// `ATM_HOME`). The backend name itself is checked when the worker's plugins are built.
+fn mail_spec(own: &[Table]) -> MailSpec {
     let param = |id: &str, key: &str| {
         own.iter()
             .find(|t| id_of(t) == Some(id))
@@ -54,10 +62,10 @@ pub(super) fn mail_spec(agent: &AgentConfig) -> anyhow::Result<MailSpec> {
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
-    Ok(MailSpec {
+    MailSpec {
         atm_cli: param(MAIL, "backend").as_deref() == Some(ATM_CLI),
         atm_home: param(IDENTITY, "atm_home").map(PathBuf::from),
-    })
+    }
 }
 
 fn plugins_of(path: &Path) -> anyhow::Result<Vec<Table>> {
@@ -149,8 +157,11 @@ mod tests {
             Some("/x"),
             "the agent's own atm_home is kept"
         );
+        let state = tempfile::tempdir().unwrap();
+        let prepared = prepare(state.path(), &agent(Some(own))).unwrap();
+        assert_eq!(std::fs::read_to_string(&prepared.composer).unwrap(), text);
         assert_eq!(
-            mail_spec(&agent(Some(own))).unwrap(),
+            prepared.mail,
             MailSpec {
                 atm_cli: false,
                 atm_home: Some("/x".into())
@@ -160,11 +171,11 @@ mod tests {
 
     #[test]
     fn the_agents_atm_mail_backend_decides_where_its_mail_lives() {
-        assert_eq!(mail_spec(&agent(None)).unwrap(), MailSpec::default());
+        assert_eq!(mail_spec(&[]), MailSpec::default());
         let dir = tempfile::tempdir().unwrap();
         let own = dir.path().join("c.toml");
         std::fs::write(&own, "[[plugin]]\nid = \"atm-mail\"\nbackend = \"atm-cli\"\n").unwrap();
-        let spec = mail_spec(&agent(Some(own))).unwrap();
+        let spec = mail_spec(&plugins_of(&own).unwrap());
         assert!(spec.atm_cli);
         assert_eq!(spec.atm_home, None);
     }

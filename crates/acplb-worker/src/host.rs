@@ -1,14 +1,15 @@
-//! What the daemon needs from the binary that runs it: a server per worker (its provider and
-//! plugins) and the worker's mail backend. The binary wires Codex; tests can wire stand-ins.
+//! What the daemon needs from the binary that runs it: per run of a worker, a server (its
+//! provider and plugins) and the worker's mail backend. The binary wires Codex; tests wire a
+//! scripted provider.
 
 use std::path::Path;
-
 use std::rc::Rc;
 
 use acplb_atm::MailStore;
 use acplb_atm::atm_cli::AtmCli;
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::Server;
+use futures::future::LocalBoxFuture;
 
 use crate::config::AgentConfig;
 
@@ -23,17 +24,26 @@ pub enum WorkerMail {
     AtmCli(AtmCli),
 }
 
+/// What one run of a worker works with.
+#[derive(Debug)]
+pub struct Started {
+    /// A new server for the agent: its own provider (its own Codex children) and a plugin
+    /// pipeline that claims exactly the agent's identity and gives it the team-mail tools.
+    pub server: Server,
+    /// The server's provider, for health checks (`ProviderAdapter::health`): is the worker's
+    /// Codex alive and answering?
+    pub provider: Rc<dyn ProviderAdapter>,
+    /// The mail backend of the agent (its inbox, and replies sent as it): the one its
+    /// plugins use.
+    pub mail: WorkerMail,
+}
+
 /// The binary's side of the daemon.
 pub trait Host {
-    /// A new server for `agent`: its own provider (its own Codex children) and a plugin
-    /// pipeline that claims exactly the agent's identity and gives it the team-mail tools.
-    /// Called at every (re)start of the worker. The provider is returned beside the server
-    /// for health checks (`ProviderAdapter::health`): is the worker's Codex alive and answering?
-    fn server(&self, agent: &AgentConfig) -> Result<(Server, Rc<dyn ProviderAdapter>), String>;
-
-    /// The mail backend of `agent` (its inbox, and replies sent as it): the one its own
-    /// composer file gives `atm-mail` (`backend = "files"`, the default, or `"atm-cli"`).
-    fn mail(&self, agent: &AgentConfig) -> Result<WorkerMail, String>;
+    /// What the next run of `agent` works with; called at every (re)start of the worker.
+    /// Whatever may block (the worker's composer file written and read) runs off the runtime
+    /// thread.
+    fn start<'a>(&'a self, agent: &'a AgentConfig) -> LocalBoxFuture<'a, Result<Started, String>>;
 
     /// acplb's state directory (sessions, queues, the control socket).
     fn state_dir(&self) -> &Path;

@@ -12,5 +12,5 @@ pub mod logs;
 pub mod status;
 pub mod worker;
 
-pub use host::{Host, WorkerMail};
+pub use host::{Host, Started, WorkerMail};
 pub use status::{DaemonStatus, WorkerState, WorkerStatus};

@@ -129,6 +129,18 @@ impl ComposerPipelines {
         })
     }
 
+    /// Pipelines whose explicit file was loaded already ([`composer::load`], with a registry
+    /// of the same plugins): a caller that loads it on the blocking pool (the registry does not
+    /// cross threads) builds the pipelines on its own thread with this.
+    pub fn with_explicit(registry: Registry, explicit: ComposerConfig, config_dir: Option<PathBuf>) -> Self {
+        Self {
+            registry,
+            explicit: Some(explicit),
+            config_dir,
+            state_dir: None,
+        }
+    }
+
     /// Also lets a trusted workspace's file name paths in acplb's state directory.
     #[must_use]
     pub fn with_state_dir(mut self, state_dir: Option<PathBuf>) -> Self {

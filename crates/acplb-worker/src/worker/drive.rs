@@ -1,12 +1,13 @@
-//! A running worker: its session opened, then mail and queue messages turned into turns as
-//! its policy says, answered, and marked read — until it is stopped, asked to restart, or
-//! its Codex goes away.
+//! A running worker as a loop over events: it waits for the next [`Wake`] (mail, a queue
+//! message, a turn done, the daemon, the health tick, idleness) and hands it to that event's
+//! handler, which says whether the run goes on. Between events, waiting work is started as
+//! the agent's policy allows.
 
 use std::collections::{HashSet, VecDeque};
-use std::path::Path;
+use std::ops::ControlFlow;
 use std::rc::Rc;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::sessions::queue::{Queue, QueueWatcher};
@@ -15,22 +16,40 @@ use futures::StreamExt as _;
 use futures::future::LocalBoxFuture;
 use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::time::{Instant, Interval};
 
+use super::error::WorkerError;
 use super::intake::{release_all, take_mail, take_queued};
 use super::link::{Link, TurnEnd};
 use super::mail::Mailbox;
-use super::wake::{ATM_POLL, MailWake};
+use super::open::{Ready, configure, open};
+use super::wake::MailWake;
 use super::work::{self, Settled, Work};
-use super::{Ctl, Ctx, Exit, session_file};
+use super::{Ctl, Ctx, Exit};
 use crate::config::Policy;
 use crate::status::WorkerState;
 
 /// How long the runtime has to answer a health check.
 const HEALTH_ANSWER: Duration = Duration::from_secs(10);
-/// The input queue's tick (a missed file event is picked up then).
-const QUEUE_TICK: Duration = acplb_core::sessions::queue::TICK;
 
-type Running<'a> = FuturesUnordered<LocalBoxFuture<'a, (usize, Work, TurnEnd)>>;
+/// A turn that ended: its lane, its work, how it ended.
+type Done = (usize, Work, TurnEnd);
+
+/// What wakes a running worker.
+enum Wake {
+    /// The mailbox may hold new mail.
+    Mail,
+    /// The input queue may hold new messages.
+    Queue,
+    /// A turn ended.
+    TurnDone(Done),
+    /// The daemon spoke (`None`: it is gone, which stops the worker).
+    Control(Option<Ctl>),
+    /// Time for a health check.
+    HealthTick,
+    /// No turn for `inactivity_timeout`: the worker is shown inactive.
+    Idle,
+}
 
 /// The sessions turns run in: the worker's own, and for `concurrent` up to `max_concurrent`
 /// more, opened when first needed as forks of the worker's own (each its own Codex thread that
@@ -55,70 +74,30 @@ impl Lanes {
     }
 }
 
-/// What a ready worker watches.
-struct Ready {
-    session: SessionId,
+/// One run of a worker, between its start and its exit.
+struct Worker<'a> {
+    ctx: &'a Ctx,
+    link: Rc<Link>,
+    provider: Rc<dyn ProviderAdapter>,
+    mailbox: Mailbox,
+    ctl: &'a mut UnboundedReceiver<Ctl>,
     mail_watch: MailWake,
     queue: Arc<Mutex<Queue>>,
     queue_watch: QueueWatcher,
-}
-
-/// Opens the worker's session and its watchers.
-async fn open(ctx: &Ctx, link: &Link, mailbox: &Mailbox) -> Result<Ready, String> {
-    let agent = &ctx.agent;
-    link.initialize()
-        .await
-        .map_err(|e| format!("the worker's runtime refused `initialize`: {}", e.message))?;
-    let previous = session_file::read(&ctx.state_dir, &agent.name);
-    let session = link
-        .open(&agent.cwd, previous.as_deref())
-        .await
-        .map_err(|e| format!("cannot open the worker's session: {}", e.message))?;
-    session_file::write(&ctx.state_dir, &agent.name, &session.to_string());
-    configure(link, &session, agent).await?;
-    ctx.status.borrow_mut().session_id = Some(session.to_string());
-    let mail_watch = watch_mail(agent, mailbox)?;
-    let queue = open_queue(&ctx.state_dir, &agent.name.to_string())?;
-    let queue_watch = {
-        let q = queue.lock().unwrap_or_else(PoisonError::into_inner);
-        QueueWatcher::new(q.dir()).map_err(|e| format!("cannot watch the input queue: {e}"))?
-    };
-    Ok(Ready {
-        session,
-        mail_watch,
-        queue,
-        queue_watch,
-    })
-}
-
-/// What wakes the worker for mail: a watcher on the inbox folder (created if missing, in a
-/// team folder that must exist), or polls of `atm list` on the `atm-cli` backend.
-fn watch_mail(agent: &crate::config::AgentConfig, mailbox: &Mailbox) -> Result<MailWake, String> {
-    let inbox_dir = match mailbox {
-        Mailbox::AtmCli(cli, _) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
-        Mailbox::Files(_) => mailbox.inbox_dir().ok_or("the worker's inbox has no folder")?,
-    };
-    if let Some(team_dir) = inbox_dir.parent()
-        && !team_dir.is_dir()
-    {
-        return Err(format!(
-            "team `{}` has no folder at {} (create the team first)",
-            agent.name.team(),
-            team_dir.display()
-        ));
-    }
-    acplb_core::sessions::state::create_private_dir(&inbox_dir)
-        .map_err(|e| format!("cannot create the inbox folder {}: {e}", inbox_dir.display()))?;
-    QueueWatcher::with_tick(&inbox_dir, QUEUE_TICK)
-        .map(MailWake::Files)
-        .map_err(|e| format!("cannot watch the inbox: {e}"))
+    lanes: Lanes,
+    /// Work taken in, waiting for a lane.
+    pending: VecDeque<Work>,
+    /// The keys of the work pending or running (one message never runs twice at once).
+    known: HashSet<String>,
+    running: FuturesUnordered<LocalBoxFuture<'static, Done>>,
+    health: Interval,
+    last_turn: Instant,
+    shown_active: bool,
+    read_mail: bool,
+    read_queue: bool,
 }
 
 /// Runs the worker on `link` until it must stop.
-#[expect(
-    clippy::too_many_lines,
-    reason = "one select loop; its arms are short and read in order"
-)]
 pub(crate) async fn drive(
     ctx: &Ctx,
     link: Link,
@@ -126,77 +105,183 @@ pub(crate) async fn drive(
     mailbox: Mailbox,
     ctl: &mut UnboundedReceiver<Ctl>,
 ) -> Exit {
-    let agent = &ctx.agent;
-    let Ready {
-        session,
-        mut mail_watch,
-        queue,
-        mut queue_watch,
-    } = match open(ctx, &link, &mailbox).await {
+    let ready = match open(ctx, &link, &mailbox).await {
         Ok(r) => r,
         Err(e) => return Exit::Crashed(e),
     };
-    let link = Rc::new(link);
-    let mut lanes = Lanes {
-        sessions: vec![session],
-        busy: vec![false],
-        limit: if agent.policy == Policy::Concurrent {
+    let mut worker = Worker::new(ctx, link, provider, mailbox, ctl, ready).await;
+    loop {
+        worker.take_in().await;
+        worker.start_turns().await;
+        worker.show_status();
+        let wake = worker.next_wake().await;
+        if let ControlFlow::Break(exit) = worker.handle(wake).await {
+            return exit;
+        }
+    }
+}
+
+impl<'a> Worker<'a> {
+    async fn new(
+        ctx: &'a Ctx,
+        link: Link,
+        provider: Rc<dyn ProviderAdapter>,
+        mailbox: Mailbox,
+        ctl: &'a mut UnboundedReceiver<Ctl>,
+        ready: Ready,
+    ) -> Self {
+        let agent = &ctx.agent;
+        let limit = if agent.policy == Policy::Concurrent {
             agent.max_concurrent.max(1)
         } else {
             1
-        },
-    };
-    let mut pending: VecDeque<Work> = VecDeque::new();
-    let mut known: HashSet<String> = HashSet::new();
-    let mut running: Running<'_> = FuturesUnordered::new();
-    let mut health = tokio::time::interval(ctx.settings.health_check_interval);
-    health.tick().await;
-    let mut last_turn = Instant::now();
-    let mut shown_active = false;
-    ctx.status.borrow_mut().state = WorkerState::Idle;
-    tracing::info!(session = %lanes.sessions[0], "worker ready");
-    let mut read_mail = true;
-    let mut read_queue = true;
-    loop {
-        if read_mail {
-            read_mail = false;
-            take_mail(ctx, &mailbox, &mut pending, &mut known, lanes.any_busy()).await;
+        };
+        let mut health = tokio::time::interval(ctx.settings.health_check_interval);
+        health.tick().await;
+        ctx.status.borrow_mut().state = WorkerState::Idle;
+        tracing::info!(session = %ready.session, "worker ready");
+        Self {
+            ctx,
+            link: Rc::new(link),
+            provider,
+            mailbox,
+            ctl,
+            mail_watch: ready.mail_watch,
+            queue: ready.queue,
+            queue_watch: ready.queue_watch,
+            lanes: Lanes {
+                sessions: vec![ready.session],
+                busy: vec![false],
+                limit,
+            },
+            pending: VecDeque::new(),
+            known: HashSet::new(),
+            running: FuturesUnordered::new(),
+            health,
+            last_turn: Instant::now(),
+            shown_active: false,
+            read_mail: true,
+            read_queue: true,
         }
-        if read_queue {
-            read_queue = false;
-            take_queued(&queue, &mut pending, &mut known).await;
+    }
+
+    /// Waits for the next event. Priority, highest first (`biased`): the daemon (a stop or
+    /// restart is never kept waiting by work), a turn done (its lane freed and its answer
+    /// sent before new work is taken in), the health tick, mail, the queue, idleness.
+    async fn next_wake(&mut self) -> Wake {
+        let idle_at = self.last_turn + self.ctx.settings.inactivity_timeout;
+        let idle_armed = self.shown_active && !self.lanes.any_busy();
+        tokio::select! {
+            biased;
+            // Cancel-safe: `recv` loses no message when dropped (tokio's documentation).
+            c = self.ctl.recv() => Wake::Control(c),
+            // Cancel-safe: a turn not yet done stays in the set, running.
+            Some(done) = self.running.next(), if !self.running.is_empty() => Wake::TurnDone(done),
+            // Cancel-safe: a due tick stays due until `tick` is called again (tokio's documentation).
+            _ = self.health.tick() => Wake::HealthTick,
+            // Cancel-safe: see `MailWake::wait` (a change seen, or a poll, is kept or redone).
+            () = self.mail_watch.wait() => Wake::Mail,
+            // Cancel-safe: a change seen while nobody waits is kept for the next call.
+            _ = self.queue_watch.wait() => Wake::Queue,
+            // Cancel-safe: the deadline is worked out anew from `last_turn` on every call.
+            () = tokio::time::sleep_until(idle_at), if idle_armed => Wake::Idle,
         }
-        while !pending.is_empty() {
-            let lane = match lanes.free() {
-                Some(l) => l,
-                None if lanes.sessions.len() < lanes.limit => {
-                    match link.fork(&agent.cwd, &lanes.sessions[0]).await {
-                        Ok(s) => {
-                            let _configured = configure(&link, &s, agent).await;
-                            lanes.sessions.push(s);
-                            lanes.busy.push(false);
-                            lanes.sessions.len() - 1
-                        }
-                        Err(e) => {
-                            tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
-                            break;
-                        }
-                    }
-                }
-                None => break,
-            };
-            let Some(work) = pending.pop_front() else { break };
-            lanes.busy[lane] = true;
-            last_turn = Instant::now();
-            if !shown_active {
-                shown_active = true;
-                ctx.activity(true);
+    }
+
+    /// Hands `wake` to its handler.
+    async fn handle(&mut self, wake: Wake) -> ControlFlow<Exit> {
+        match wake {
+            Wake::Mail => self.on_mail(),
+            Wake::Queue => self.on_queue(),
+            Wake::TurnDone(done) => return self.on_turn_done(done).await,
+            Wake::Control(c) => return self.on_control(c).await,
+            Wake::HealthTick => return self.on_health_tick().await,
+            Wake::Idle => self.on_idle(),
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn on_mail(&mut self) {
+        self.read_mail = true;
+    }
+
+    fn on_queue(&mut self) {
+        self.read_queue = true;
+    }
+
+    /// Frees the turn's lane and settles its work (answered, marked read); a turn whose Codex
+    /// went away ends the run and leaves its message unread.
+    async fn on_turn_done(&mut self, (lane, work, end): Done) -> ControlFlow<Exit> {
+        self.lanes.busy[lane] = false;
+        self.known.remove(&work.key());
+        self.last_turn = Instant::now();
+        if let TurnEnd::Crashed(message) = end {
+            tracing::warn!(error = %message, "Codex went away mid-turn; the message stays unread");
+            drop(work);
+            return ControlFlow::Break(Exit::Crashed(WorkerError::CodexGone { message }));
+        }
+        if work::settle(&self.ctx.agent, &self.mailbox, work, &end).await == Settled::Answered {
+            self.ctx.status.borrow_mut().answered += 1;
+        }
+        // Mail that came while busy (reject policy) or a batch cut short.
+        self.read_mail = true;
+        ControlFlow::Continue(())
+    }
+
+    /// Stop or restart: the queue messages still waiting go back to the queue.
+    async fn on_control(&mut self, ctl: Option<Ctl>) -> ControlFlow<Exit> {
+        release_all(std::mem::take(&mut self.pending)).await;
+        ControlFlow::Break(match ctl {
+            Some(Ctl::Restart) => Exit::Restart,
+            Some(Ctl::Stop) | None => Exit::Stopped,
+        })
+    }
+
+    /// The worker's runtime answers, and so does its Codex; else the run ends.
+    async fn on_health_tick(&mut self) -> ControlFlow<Exit> {
+        match check_health(&self.link, self.provider.as_ref()).await {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                release_all(std::mem::take(&mut self.pending)).await;
+                ControlFlow::Break(Exit::Crashed(e))
             }
-            match work.prompt(agent) {
+        }
+    }
+
+    fn on_idle(&mut self) {
+        self.shown_active = false;
+        self.ctx.activity(false);
+    }
+
+    /// Reads the mailbox and the queue when an event said so.
+    async fn take_in(&mut self) {
+        if std::mem::take(&mut self.read_mail) {
+            let busy = self.lanes.any_busy();
+            take_mail(self.ctx, &self.mailbox, &mut self.pending, &mut self.known, busy).await;
+        }
+        if std::mem::take(&mut self.read_queue) {
+            take_queued(&self.queue, &mut self.pending, &mut self.known).await;
+        }
+    }
+
+    /// Starts waiting work on free lanes (for `concurrent`, opening lanes up to its limit).
+    async fn start_turns(&mut self) {
+        while !self.pending.is_empty() {
+            let Some(lane) = self.lane().await else { break };
+            let Some(work) = self.pending.pop_front() else {
+                break;
+            };
+            self.lanes.busy[lane] = true;
+            self.last_turn = Instant::now();
+            if !self.shown_active {
+                self.shown_active = true;
+                self.ctx.activity(true);
+            }
+            match work.prompt(&self.ctx.agent) {
                 Ok(text) => {
-                    let (link, session) = (link.clone(), lanes.sessions[lane].clone());
+                    let (link, session) = (self.link.clone(), self.lanes.sessions[lane].clone());
                     tracing::info!(work = %work.key(), lane, "turn started");
-                    running.push(Box::pin(async move {
+                    self.running.push(Box::pin(async move {
                         let end = link.prompt(&session, text).await;
                         (lane, work, end)
                     }));
@@ -204,102 +289,62 @@ pub(crate) async fn drive(
                 // No turn: it ends at once as a failed one, and is settled (answered) as such.
                 Err(why) => {
                     tracing::warn!(work = %work.key(), error = %why, "no turn for it");
-                    running.push(Box::pin(async move { (lane, work, TurnEnd::Failed(why)) }));
+                    self.running
+                        .push(Box::pin(async move { (lane, work, TurnEnd::Failed(why)) }));
                 }
             }
         }
-        {
-            let mut status = ctx.status.borrow_mut();
-            status.running = lanes.running();
-            status.state = if lanes.any_busy() {
-                WorkerState::Busy
-            } else {
-                WorkerState::Idle
-            };
+    }
+
+    /// A free lane, a new one if the limit allows; `None`: the work waits.
+    async fn lane(&mut self) -> Option<usize> {
+        if let Some(free) = self.lanes.free() {
+            return Some(free);
         }
-        let idle_for = ctx
-            .settings
-            .inactivity_timeout
-            .saturating_sub(last_turn.elapsed());
-        tokio::select! {
-            () = mail_watch.wait() => read_mail = true,
-            _ = queue_watch.wait() => read_queue = true,
-            Some((lane, work, end)) = running.next(), if !running.is_empty() => {
-                lanes.busy[lane] = false;
-                known.remove(&work.key());
-                last_turn = Instant::now();
-                if let TurnEnd::Crashed(why) = &end {
-                    tracing::warn!(error = %why, "Codex went away mid-turn; the message stays unread");
-                    drop(work);
-                    return Exit::Crashed(why.clone());
+        if self.lanes.sessions.len() >= self.lanes.limit {
+            return None;
+        }
+        let agent = &self.ctx.agent;
+        match self.link.fork(&agent.cwd, &self.lanes.sessions[0]).await {
+            Ok(s) => {
+                if let Err(e) = configure(&self.link, &s, agent).await {
+                    tracing::warn!(error = %e, "a concurrent lane keeps its default options");
                 }
-                if work::settle(agent, &mailbox, work, &end).await == Settled::Answered {
-                    ctx.status.borrow_mut().answered += 1;
-                }
-                // Mail that came while busy (reject policy) or a batch cut short.
-                read_mail = true;
+                self.lanes.sessions.push(s);
+                self.lanes.busy.push(false);
+                Some(self.lanes.sessions.len() - 1)
             }
-            c = ctl.recv() => {
-                release_all(pending).await;
-                return match c {
-                    Some(Ctl::Restart) => Exit::Restart,
-                    Some(Ctl::Stop) | None => Exit::Stopped,
-                };
-            }
-            _ = health.tick() => {
-                if let Err(why) = check_health(&link, provider.as_ref()).await {
-                    release_all(pending).await;
-                    return Exit::Crashed(why);
-                }
-            }
-            () = tokio::time::sleep(idle_for), if shown_active && !lanes.any_busy() => {
-                shown_active = false;
-                ctx.activity(false);
+            Err(e) => {
+                tracing::warn!(error = %e.message, "cannot open another session for concurrent mail");
+                None
             }
         }
+    }
+
+    fn show_status(&self) {
+        let mut status = self.ctx.status.borrow_mut();
+        status.running = self.lanes.running();
+        status.state = if self.lanes.any_busy() {
+            WorkerState::Busy
+        } else {
+            WorkerState::Idle
+        };
     }
 }
 
 /// The health check: the worker's runtime answers, and so does its Codex.
-async fn check_health(link: &Link, provider: &dyn ProviderAdapter) -> Result<(), String> {
+async fn check_health(link: &Link, provider: &dyn ProviderAdapter) -> Result<(), WorkerError> {
     match tokio::time::timeout(HEALTH_ANSWER, link.ping()).await {
         Ok(Ok(())) => {}
-        Ok(Err(e)) => {
-            return Err(format!(
-                "health check: the worker's runtime refused: {}",
-                e.message
-            ));
-        }
+        Ok(Err(e)) => return Err(WorkerError::HealthRefused { message: e.message }),
         Err(_) => {
-            return Err(format!(
-                "health check: the worker's runtime did not answer within {HEALTH_ANSWER:?}"
-            ));
+            return Err(WorkerError::HealthSilent {
+                waited: HEALTH_ANSWER,
+            });
         }
     }
-    provider.health().await.map_err(|e| format!("health check: {e}"))
-}
-
-async fn configure(
-    link: &Link,
-    session: &SessionId,
-    agent: &crate::config::AgentConfig,
-) -> Result<(), String> {
-    link.set_option(session, "mode", &agent.mode)
+    provider
+        .health()
         .await
-        .map_err(|e| format!("cannot set mode `{}`: {}", agent.mode, e.message))?;
-    if let Some(model) = &agent.model {
-        link.set_option(session, "model", model)
-            .await
-            .map_err(|e| format!("cannot set model `{model}`: {}", e.message))?;
-    }
-    Ok(())
-}
-
-fn open_queue(state: &Path, target: &str) -> Result<Arc<Mutex<Queue>>, String> {
-    let queue = Queue::open(state, target).map_err(|e| format!("cannot open the input queue: {e}"))?;
-    // Only this daemon consumes this worker's queue: every claim left is one it died holding.
-    if let Err(e) = queue.recover_stale(Duration::ZERO) {
-        tracing::warn!(error = %e, "cannot take back earlier claims");
-    }
-    Ok(Arc::new(Mutex::new(queue)))
+        .map_err(|reason| WorkerError::HealthProvider { reason })
 }

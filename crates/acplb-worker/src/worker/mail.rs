@@ -55,6 +55,14 @@ impl Mailbox {
         }
     }
 
+    /// The folder of `team` (its `config.json` shows who is active); `None` on `atm-cli`.
+    pub(crate) fn team_dir(&self, team: &str) -> Option<PathBuf> {
+        match self {
+            Self::Files(store) => Some(store.team_dir(team)),
+            Self::AtmCli(..) => None,
+        }
+    }
+
     /// Unread mail, oldest first, and the receipt that marks it read.
     pub(crate) async fn unread(&self) -> Result<(Vec<MailEnvelope>, ReadReceipt), String> {
         let backend = self.backend();

@@ -2,10 +2,12 @@
 //! in-process ACP connection, restarted when it fails (ADR 0014).
 
 mod drive;
+mod error;
 mod intake;
 mod ledger;
 mod link;
 mod mail;
+mod open;
 mod prompt;
 mod sender;
 mod session_file;
@@ -13,6 +15,10 @@ mod supervise;
 mod wake;
 mod work;
 
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -25,9 +31,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
 use crate::config::{AgentConfig, WorkerSettings};
-use crate::host::Host;
+use crate::host::{Host, Started};
 use crate::status::{StatusCell, WorkerStatus};
 
+pub use error::WorkerError;
 pub use session_file::read as session_of;
 
 /// What the daemon tells a worker.
@@ -40,11 +47,11 @@ pub enum Ctl {
 }
 
 /// Why one run of a worker ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub(crate) enum Exit {
     Stopped,
     Restart,
-    Crashed(String),
+    Crashed(WorkerError),
 }
 
 /// What one worker works with.
@@ -54,6 +61,9 @@ pub(crate) struct Ctx {
     pub(crate) host: Rc<dyn Host>,
     pub(crate) status: StatusCell,
     pub(crate) state_dir: PathBuf,
+    /// The team folder whose `config.json` shows the worker's activity: set at each run's
+    /// start from its mailbox (files backend only), so a busy/idle flip reads no file.
+    pub(crate) team_dir: RefCell<Option<PathBuf>>,
 }
 
 impl Ctx {
@@ -64,10 +74,9 @@ impl Ctx {
             self.status.borrow_mut().last_active =
                 Some(acplb_atm::time::format_millis(acplb_atm::time::now_millis()));
         }
-        let Ok(crate::host::WorkerMail::Files(store)) = self.host.mail(&self.agent) else {
+        let Some(team_dir) = self.team_dir.borrow().clone() else {
             return;
         };
-        let team_dir = store.team_dir(self.agent.name.team());
         let name = self.agent.name.name().to_owned();
         tokio::task::spawn_blocking(move || {
             match acplb_atm::activity::set_member_activity(
@@ -94,7 +103,7 @@ pub struct WorkerHandle {
 impl WorkerHandle {
     /// Starts `agent` on the current `LocalSet`.
     pub fn spawn(agent: AgentConfig, settings: WorkerSettings, host: Rc<dyn Host>) -> Self {
-        let status: StatusCell = Rc::new(std::cell::RefCell::new(WorkerStatus::new(agent.name.to_string())));
+        let status: StatusCell = Rc::new(RefCell::new(WorkerStatus::new(agent.name.to_string())));
         let (ctl, rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = Ctx {
             state_dir: host.state_dir().to_owned(),
@@ -102,6 +111,7 @@ impl WorkerHandle {
             settings,
             host,
             status: status.clone(),
+            team_dir: RefCell::new(None),
         };
         let span = tracing::info_span!("worker", worker = %ctx.agent.name);
         let task = tokio::task::spawn_local(tracing::Instrument::instrument(
@@ -136,17 +146,19 @@ impl WorkerHandle {
 
 /// One run: a new server for the agent, the worker as its client, until the run ends.
 pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exit {
-    let (server, provider) = match ctx.host.server(&ctx.agent) {
+    let Started {
+        server,
+        provider,
+        mail,
+    } = match ctx.host.start(&ctx.agent).await {
         Ok(s) => s,
-        Err(e) => return Exit::Crashed(e),
+        Err(reason) => return Exit::Crashed(WorkerError::Host { reason }),
     };
-    let mailbox = match ctx.host.mail(&ctx.agent) {
-        Ok(m) => mail::Mailbox::new(
-            m,
-            ledger::Ledger::new(&ctx.state_dir, &ctx.agent.name.to_string()),
-        ),
-        Err(e) => return Exit::Crashed(e),
-    };
+    let mailbox = mail::Mailbox::new(
+        mail,
+        ledger::Ledger::new(&ctx.state_dir, &ctx.agent.name.to_string()),
+    );
+    *ctx.team_dir.borrow_mut() = mailbox.team_dir(ctx.agent.name.team());
     let (agent_end, client_end) = hang_up_is_eof();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::task::spawn_local(tracing::Instrument::in_current_span(server.serve(
@@ -186,7 +198,7 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
             tracing::warn!(timeout = ?ctx.settings.shutdown_timeout, "the worker's server did not stop in time");
         }
     }
-    result.unwrap_or_else(|e| Exit::Crashed(format!("the worker's connection failed: {}", e.message)))
+    result.unwrap_or_else(|e| Exit::Crashed(WorkerError::Connection { message: e.message }))
 }
 
 /// The two ends of the worker's connection. When the worker side is gone, what the server

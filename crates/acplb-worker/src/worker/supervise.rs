@@ -39,7 +39,7 @@ pub(crate) async fn supervise(ctx: Ctx, mut ctl: UnboundedReceiver<Ctl>) {
             failures = 0;
         }
         failures += 1;
-        ctx.status.borrow_mut().last_error = Some(why.clone());
+        ctx.status.borrow_mut().last_error = Some(why.to_string());
         if failures > ctx.settings.max_restart_attempts {
             ctx.status.borrow_mut().state = WorkerState::Failed;
             ctx.activity(false);
