@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher as _};
 
-use super::history::{JournalError, header};
+use crate::sessions::files::{self, Access};
+
+use super::history::{JournalError, header, not_a_journal, too_long, too_long_detail};
+use super::lines::{Line, MAX_LINE, Splitter};
 use super::record::Record;
 use super::render::Renderer;
 
@@ -81,8 +84,17 @@ impl<'a> View<'a> {
     }
 
     /// Renders one complete line of the journal.
-    fn line(&mut self, text: &mut String, line: &[u8]) -> Result<(), JournalError> {
+    fn line(&mut self, text: &mut String, line: &Followed) -> Result<(), JournalError> {
         self.lines += 1;
+        let line = match line {
+            Followed::Line(bytes) => bytes.as_slice(),
+            Followed::TooLong(bytes) if self.lines > 1 => {
+                self.renderer.finish(text);
+                let _ = writeln!(text, "! skipped {}", too_long(self.lines, *bytes));
+                return Ok(());
+            }
+            Followed::TooLong(_) => return Err(not_a_journal(self.path, &too_long_detail())),
+        };
         if self.lines == 1 {
             let history = header(self.path, line)?;
             Renderer::header(text, &history.session_id, &history.cwd, &history.started_at);
@@ -102,13 +114,24 @@ impl<'a> View<'a> {
     }
 }
 
+/// One line of a followed journal, without its newline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Followed {
+    /// A line within [`MAX_LINE`].
+    Line(Vec<u8>),
+    /// A line over it, of this many bytes, skipped as it was read.
+    TooLong(u64),
+}
+
 /// Reads a growing file line by line: each call returns the complete lines appended since the
-/// last one; a last line without its newline waits for it.
+/// last one; a last line without its newline waits for it. A link or a FIFO in the journal's
+/// place is refused.
 pub struct Follower {
     path: PathBuf,
     file: Option<File>,
-    /// The start of a line whose newline has not been written yet.
-    partial: Vec<u8>,
+    /// Splits what is read into lines; the start of a line whose newline has not been written
+    /// yet waits in it.
+    lines: Splitter,
     woken: mpsc::Receiver<()>,
     wake: mpsc::SyncSender<()>,
     watcher: Watch,
@@ -135,7 +158,6 @@ impl fmt::Debug for Follower {
         f.debug_struct("Follower")
             .field("path", &self.path)
             .field("open", &self.file.is_some())
-            .field("partial", &self.partial.len())
             .field("watch", &watch)
             .finish_non_exhaustive()
     }
@@ -149,7 +171,7 @@ impl Follower {
         Self {
             path: path.to_owned(),
             file: None,
-            partial: Vec::new(),
+            lines: Splitter::new(MAX_LINE),
             woken,
             wake,
             watcher: Watch::NotYet,
@@ -157,8 +179,9 @@ impl Follower {
     }
 
     /// The complete lines appended since the last call, in order, each without its newline;
-    /// none when the file does not exist yet or has not grown by a whole line.
-    pub fn next_lines(&mut self) -> Result<Vec<Vec<u8>>, JournalError> {
+    /// none when the file does not exist yet or has not grown by a whole line. A line over
+    /// [`MAX_LINE`] comes as [`Followed::TooLong`], never held whole.
+    pub fn next_lines(&mut self) -> Result<Vec<Followed>, JournalError> {
         self.start_watching();
         if !self.open()? {
             return Ok(Vec::new());
@@ -166,30 +189,31 @@ impl Follower {
         let Some(file) = self.file.as_mut() else {
             return Ok(Vec::new());
         };
-        let before = self.partial.len();
+        let mut lines = Vec::new();
+        let mut chunk = Vec::new();
         // In chunks, so a huge journal is not read at once; on past a chunk without a newline,
         // so one huge line does not wait a poll per chunk.
         loop {
+            chunk.clear();
             let read = file
                 .take(CHUNK)
-                .read_to_end(&mut self.partial)
+                .read_to_end(&mut chunk)
                 .map_err(|source| JournalError::Io {
                     path: self.path.clone(),
                     source,
                 })?;
-            if (read as u64) < CHUNK || self.partial[before..].contains(&b'\n') {
+            self.lines.push(&chunk, |line| {
+                lines.push(match line {
+                    Line::Whole(bytes) => Followed::Line(bytes.to_vec()),
+                    Line::TooLong(bytes) => Followed::TooLong(bytes),
+                });
+                Ok::<(), JournalError>(())
+            })?;
+            if (read as u64) < CHUNK || !lines.is_empty() {
                 break;
             }
         }
-        let Some(end) = self.partial[before..].iter().rposition(|b| *b == b'\n') else {
-            return Ok(Vec::new());
-        };
-        let rest = self.partial.split_off(before + end + 1);
-        let complete = std::mem::replace(&mut self.partial, rest);
-        Ok(complete[..complete.len() - 1]
-            .split(|b| *b == b'\n')
-            .map(<[u8]>::to_vec)
-            .collect())
+        Ok(lines)
     }
 
     /// Blocks until the file may have grown (a file event) or `timeout` has passed.
@@ -203,7 +227,7 @@ impl Follower {
     /// Opens the file if it has appeared; `false` while it does not exist.
     fn open(&mut self) -> Result<bool, JournalError> {
         if self.file.is_none() {
-            match File::open(&self.path) {
+            match files::open(&self.path, Access::Read) {
                 Ok(file) => self.file = Some(file),
                 Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
                 Err(source) => {
