@@ -8,4 +8,5 @@ mod codex;
 mod composer;
 mod mail;
 mod signals;
+mod state;
 mod wire;

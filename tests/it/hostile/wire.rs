@@ -46,7 +46,7 @@ impl Raw {
 }
 
 /// Peak resident memory of `pid` (`VmHWM`), in bytes.
-fn peak_rss(pid: u32) -> u64 {
+pub(super) fn peak_rss(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let kb: u64 = status
         .lines()

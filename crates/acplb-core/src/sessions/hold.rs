@@ -4,7 +4,8 @@
 //! The kernel drops the lock with the last descriptor of the file, so a session is free again
 //! the moment the process holding it exits, even by SIGKILL, and two live processes can never
 //! both have it: whichever asks second is refused, at once, however close together they ask.
-//! The holder writes its process id into the file, only to name it in the refusal.
+//! The holder writes its process id into the file, only to name it in the refusal, and clears
+//! it when it lets go.
 
 use std::fs::File;
 use std::io::{self, Read as _, Seek as _, Write as _};
@@ -53,11 +54,21 @@ pub enum HoldError {
 /// A session held by this process; dropping it (closing the file) lets it go.
 #[derive(Debug)]
 pub struct Hold {
-    _file: File,
+    file: File,
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        // No process id is left behind to name a holder that is gone; the lock itself goes
+        // with the file, whatever this does.
+        self.file.set_len(0).ok();
+    }
 }
 
 impl SessionDir {
-    /// Holds this session for this process, or says who has it. Never waits. Blocking file I/O.
+    /// Holds this session for this process, or says who has it. Never waits for the session;
+    /// a refusal may wait a few milliseconds for the holder to write its process id. Blocking
+    /// file I/O.
     pub fn hold(&self) -> Result<Hold, HoldError> {
         let io_error = |source| HoldError::Io {
             id: self.id().to_owned(),
@@ -68,7 +79,7 @@ impl SessionDir {
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-                let pid = holder(&mut file);
+                let pid = holder_soon(&mut file);
                 let id = self.id().to_owned();
                 return Err(if pid == Some(std::process::id()) {
                     HoldError::Here { id }
@@ -81,8 +92,32 @@ impl SessionDir {
         file.set_len(0)
             .and_then(|()| file.write_all(std::process::id().to_string().as_bytes()))
             .map_err(io_error)?;
-        Ok(Hold { _file: file })
+        Ok(Hold { file })
     }
+}
+
+/// The holder's process id: it writes it just after it took the lock, so a refusal that comes
+/// in between waits for it a little (until a live process is named, at most 100 ms).
+fn holder_soon(file: &mut File) -> Option<u32> {
+    for _ in 0..20 {
+        if let Some(pid) = holder(file).filter(|pid| alive(*pid)) {
+            return Some(pid);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    None
+}
+
+/// Whether process `pid` exists (a holder that crashed left its id behind).
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // Signal 0 checks the process is there without signalling it; `EPERM`: it is, not ours.
+    !matches!(
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+        Err(nix::errno::Errno::ESRCH)
+    )
 }
 
 /// The process id the holder wrote (none if it has not yet, or wrote something else).
@@ -121,14 +156,26 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = SessionDir::create(root.path(), ID).unwrap();
         let held = dir.hold().unwrap();
-        std::fs::write(dir.path().join(LOCK), "4242").unwrap();
+        // A live process that is not this one.
+        std::fs::write(dir.path().join(LOCK), "1").unwrap();
         let e = dir.hold().unwrap_err();
         assert_eq!(
             e.to_string(),
             format!(
-                "session `{ID}` is open in another acplb (process 4242); close it there first (session/close, or quit that editor)"
+                "session `{ID}` is open in another acplb (process 1); close it there first (session/close, or quit that editor)"
             )
         );
+        // The id a crashed holder left behind names nobody.
+        // (No process has the largest pid: `pid_max` is far below it. Spawning one to wait for
+        // would lend the lock file to the child until its exec.)
+        std::fs::write(dir.path().join(LOCK), i32::MAX.to_string()).unwrap();
+        let e = dir.hold().unwrap_err();
+        assert!(matches!(e, HoldError::Elsewhere { pid: None, .. }), "{e}");
         drop(held);
+        assert_eq!(
+            std::fs::read(dir.path().join(LOCK)).unwrap(),
+            b"",
+            "the id is cleared"
+        );
     }
 }
