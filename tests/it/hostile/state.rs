@@ -9,38 +9,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use acplb_core::sessions::state::{journal_path, session_dir, summary_path};
-use agent_client_protocol::Agent;
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{InitializeRequest, LoadSessionRequest, SessionId, StopReason};
+use agent_client_protocol::v1::schema::{LoadSessionRequest, SessionId, StopReason};
 
 use super::wire::peak_rss;
 use crate::harness::{Acplb, Updates, open_session, prompt};
 use crate::live::Live;
-
-/// Opens a session, runs one turn saying `text`, hangs up and waits for acplb to exit.
-async fn kept_session(live: &mut Live, text: &str) -> SessionId {
-    let ws = live.workspace();
-    let updates = live.updates.clone();
-    let id = live
-        .acplb
-        .client(&updates, async |cx| {
-            let (_, s) = open_session(&cx, &ws).await?;
-            prompt(&cx, &s.session_id, text).await?;
-            Ok(s.session_id)
-        })
-        .await
-        .unwrap();
-    live.acplb.wait_exit(Duration::from_secs(10)).await;
-    id
-}
-
-async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
-    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-        .block_task()
-        .await
-        .map(|_| ())
-}
+use crate::sessions::{initialize, one_turn_then_exit};
 
 /// `session/load` of `id` in a fresh acplb, answered within 20 s (a hang fails the test):
 /// the error's message, or `None` when it loaded.
@@ -91,7 +65,7 @@ fn sessions_cli(live: &Live, args: &[&str]) -> (Option<i32>, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_or_session_folder_that_is_a_link_is_refused_and_nothing_is_written_through_it() {
     let mut live = Live::start();
-    let id = kept_session(&mut live, "scenario:plain hello").await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain hello").await;
     let state = live.state_dir();
     let elsewhere = tempfile::tempdir().unwrap();
 
@@ -142,7 +116,7 @@ async fn a_journal_or_session_folder_that_is_a_link_is_refused_and_nothing_is_wr
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_or_summary_that_is_a_fifo_is_refused_at_once_never_waited_on() {
     let mut live = Live::start();
-    let id = kept_session(&mut live, "scenario:plain hello").await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain hello").await;
     let state = live.state_dir();
     let journal = journal_path(&state, &id.to_string());
     let kept = journal.with_extension("kept");
@@ -177,7 +151,7 @@ async fn a_journal_or_summary_that_is_a_fifo_is_refused_at_once_never_waited_on(
 async fn a_journal_line_of_hundreds_of_mib_is_skipped_without_being_held() {
     const HUGE: u64 = 300 << 20;
     let mut live = Live::start();
-    let id = kept_session(&mut live, "scenario:plain remember the pelican").await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain remember the pelican").await;
     let journal = journal_path(&live.state_dir(), &id.to_string());
     // 300 MiB of zero bytes (a hole: nothing is written to disk), then the line's end.
     let file = OpenOptions::new().append(true).open(&journal).unwrap();
@@ -211,12 +185,7 @@ async fn a_journal_line_of_hundreds_of_mib_is_skipped_without_being_held() {
         peak >> 20,
         HUGE >> 20
     );
-    let users: String = live
-        .updates
-        .of_kind("user_message_chunk")
-        .iter()
-        .filter_map(|u| u["content"]["text"].as_str().map(str::to_owned))
-        .collect();
+    let users = live.updates.user_text();
     assert!(users.contains("remember the pelican"), "{users}");
     let stderr = live.acplb.stderr();
     assert!(
@@ -228,7 +197,7 @@ async fn a_journal_line_of_hundreds_of_mib_is_skipped_without_being_held() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_acplb_loading_one_session_at_once_open_it_once_and_the_other_is_told_who_has_it() {
     let mut live = Live::start();
-    let id = kept_session(&mut live, "scenario:plain hello").await;
+    let id = one_turn_then_exit(&mut live, "scenario:plain hello").await;
     live.respawn();
     let mut other = live.another();
     let ws = live.workspace();
@@ -337,12 +306,7 @@ async fn journal_writes_that_fail_are_retried_the_editor_is_told_and_the_gap_is_
     assert!(told.contains("This session is recorded again"), "{told}");
 
     assert_eq!(load(&mut live, &id).await, None, "loaded");
-    let users: String = live
-        .updates
-        .of_kind("user_message_chunk")
-        .iter()
-        .filter_map(|u| u["content"]["text"].as_str().map(str::to_owned))
-        .collect();
+    let users = live.updates.user_text();
     assert!(users.contains("first turn"), "{users}");
     assert!(
         users.contains("third turn"),

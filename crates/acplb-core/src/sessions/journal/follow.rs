@@ -8,7 +8,7 @@
 
 use std::fmt::{self, Write as _};
 use std::fs::File;
-use std::io::{ErrorKind, Read as _};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -17,18 +17,16 @@ use std::time::Duration;
 use notify::{RecursiveMode, Watcher as _};
 
 use crate::sessions::files::{self, Access};
+use crate::transport::Frame;
 
 use super::history::{JournalError, header, not_a_journal, too_long, too_long_detail};
-use super::lines::{Line, MAX_LINE, Splitter};
+use super::lines::{Lines, MAX_LINE};
 use super::record::Record;
 use super::render::Renderer;
 
 /// How long a [`Follower`] sleeps without a file event before looking again, which is also how
 /// soon [`follow`] notices its stop flag.
 pub const FOLLOW_POLL: Duration = Duration::from_millis(250);
-
-/// The most bytes read from the journal at once.
-const CHUNK: u64 = 1 << 20;
 
 /// Prints the journal at `path` to `out` as `acplb sessions show` renders it, then each record
 /// appended after, until `stop` is set (by a signal handler, say); then returns `Ok(())`.
@@ -84,16 +82,17 @@ impl<'a> View<'a> {
     }
 
     /// Renders one complete line of the journal.
-    fn line(&mut self, text: &mut String, line: &Followed) -> Result<(), JournalError> {
+    fn line(&mut self, text: &mut String, line: &Frame) -> Result<(), JournalError> {
         self.lines += 1;
         let line = match line {
-            Followed::Line(bytes) => bytes.as_slice(),
-            Followed::TooLong(bytes) if self.lines > 1 => {
+            Frame::Line(line) => line.as_bytes(),
+            Frame::NotUtf8 { lossy, .. } => lossy.as_bytes(),
+            Frame::Oversized { bytes } if self.lines > 1 => {
                 self.renderer.finish(text);
-                let _ = writeln!(text, "! skipped {}", too_long(self.lines, *bytes));
+                let _ = writeln!(text, "! skipped {}", too_long(self.lines, *bytes, MAX_LINE));
                 return Ok(());
             }
-            Followed::TooLong(_) => return Err(not_a_journal(self.path, &too_long_detail())),
+            Frame::Oversized { .. } => return Err(not_a_journal(self.path, &too_long_detail(MAX_LINE))),
         };
         if self.lines == 1 {
             let history = header(self.path, line)?;
@@ -114,15 +113,6 @@ impl<'a> View<'a> {
     }
 }
 
-/// One line of a followed journal, without its newline.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Followed {
-    /// A line within [`MAX_LINE`].
-    Line(Vec<u8>),
-    /// A line over it, of this many bytes, skipped as it was read.
-    TooLong(u64),
-}
-
 /// Reads a growing file line by line: each call returns the complete lines appended since the
 /// last one; a last line without its newline waits for it. A link or a FIFO in the journal's
 /// place is refused.
@@ -131,7 +121,7 @@ pub struct Follower {
     file: Option<File>,
     /// Splits what is read into lines; the start of a line whose newline has not been written
     /// yet waits in it.
-    lines: Splitter,
+    lines: Lines,
     woken: mpsc::Receiver<()>,
     wake: mpsc::SyncSender<()>,
     watcher: Watch,
@@ -171,7 +161,7 @@ impl Follower {
         Self {
             path: path.to_owned(),
             file: None,
-            lines: Splitter::new(MAX_LINE),
+            lines: Lines::new(MAX_LINE),
             woken,
             wake,
             watcher: Watch::NotYet,
@@ -180,8 +170,8 @@ impl Follower {
 
     /// The complete lines appended since the last call, in order, each without its newline;
     /// none when the file does not exist yet or has not grown by a whole line. A line over
-    /// [`MAX_LINE`] comes as [`Followed::TooLong`], never held whole.
-    pub fn next_lines(&mut self) -> Result<Vec<Followed>, JournalError> {
+    /// [`MAX_LINE`] comes as [`Frame::Oversized`], never held whole.
+    pub fn next_lines(&mut self) -> Result<Vec<Frame>, JournalError> {
         self.start_watching();
         if !self.open()? {
             return Ok(Vec::new());
@@ -190,26 +180,15 @@ impl Follower {
             return Ok(Vec::new());
         };
         let mut lines = Vec::new();
-        let mut chunk = Vec::new();
-        // In chunks, so a huge journal is not read at once; on past a chunk without a newline,
-        // so one huge line does not wait a poll per chunk.
+        // A piece at a time, so a huge journal is not read at once; on past a piece without a
+        // newline, so one huge line does not wait a poll per piece.
         loop {
-            chunk.clear();
-            let read = file
-                .take(CHUNK)
-                .read_to_end(&mut chunk)
-                .map_err(|source| JournalError::Io {
-                    path: self.path.clone(),
-                    source,
-                })?;
-            self.lines.push(&chunk, |line| {
-                lines.push(match line {
-                    Line::Whole(bytes) => Followed::Line(bytes.to_vec()),
-                    Line::TooLong(bytes) => Followed::TooLong(bytes),
-                });
-                Ok::<(), JournalError>(())
+            let read = self.lines.read_from(file).map_err(|source| JournalError::Io {
+                path: self.path.clone(),
+                source,
             })?;
-            if (read as u64) < CHUNK || !lines.is_empty() {
+            lines.extend(std::iter::from_fn(|| self.lines.next_line()));
+            if read == 0 || !lines.is_empty() {
                 break;
             }
         }

@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{ContentBlock, SessionConfigOptionValue, SessionUpdate};
 
-use super::lines::{Line, MAX_LINE, Splitter};
+use super::lines::{Lines, MAX_LINE};
 use super::record::{FORMAT, Record};
 use crate::sessions::files::{Access, JOURNAL, SessionDir};
 use crate::sessions::state;
+use crate::transport::Frame;
 
 /// Why a journal cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -136,29 +137,27 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<History, JournalError> {
 }
 
 /// Reads a journal from `input` a piece at a time, lines over `cap` skipped.
-fn from_reader(path: &Path, mut input: impl Read, cap: usize) -> Result<History, JournalError> {
-    let mut splitter = Splitter::new(cap);
+pub(super) fn from_reader(path: &Path, mut input: impl Read, cap: usize) -> Result<History, JournalError> {
+    let mut lines = Lines::new(cap);
     let mut reading = Reading {
         path,
         lines: 0,
+        cap,
         history: None,
     };
-    let mut buf = vec![0u8; CHUNK];
     loop {
-        let n = match input.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(source) => {
-                return Err(JournalError::Io {
-                    path: path.to_owned(),
-                    source,
-                });
-            }
-        };
-        splitter.push(&buf[..n], |line| reading.line(line, false))?;
+        let read = lines.read_from(&mut input).map_err(|source| JournalError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        while let Some(line) = lines.next_line() {
+            reading.line(line, false)?;
+        }
+        if read == 0 {
+            break;
+        }
     }
-    if let Some(last) = splitter.rest() {
+    if let Some(last) = lines.rest() {
         reading.line(last, true)?;
     }
     match reading.history {
@@ -168,54 +167,71 @@ fn from_reader(path: &Path, mut input: impl Read, cap: usize) -> Result<History,
     }
 }
 
-/// How much of a journal is read at once.
-const CHUNK: usize = 256 << 10;
-
 /// A journal being read line by line.
 struct Reading<'a> {
     path: &'a Path,
     lines: usize,
+    cap: usize,
     history: Option<History>,
 }
 
 impl Reading<'_> {
     /// Takes the next line; `last` when the file ended before its newline.
-    fn line(&mut self, line: Line<'_>, last: bool) -> Result<(), JournalError> {
+    fn line(&mut self, line: Frame, last: bool) -> Result<(), JournalError> {
         self.lines += 1;
         let n = self.lines;
         let Some(history) = self.history.as_mut() else {
-            let first = match line {
-                Line::Whole(bytes) => header(self.path, bytes)?,
-                Line::TooLong(_) => return Err(not_a_journal(self.path, &too_long_detail())),
-            };
-            self.history = Some(first);
+            self.history = Some(match &line {
+                Frame::Line(text) => header(self.path, text.as_bytes())?,
+                Frame::NotUtf8 { lossy, .. } => header(self.path, lossy.as_bytes())?,
+                Frame::Oversized { .. } => return Err(not_a_journal(self.path, &too_long_detail(self.cap))),
+            });
             return Ok(());
         };
-        match line {
-            Line::Whole([]) => {}
-            Line::Whole(bytes) => match serde_json::from_slice::<Record>(bytes) {
-                Ok(record) => history.records.push(record),
-                Err(_) if last => history
+        let text = match line {
+            Frame::Line(text) if text.is_empty() => return Ok(()),
+            Frame::Line(text) => text,
+            Frame::NotUtf8 { valid_up_to, .. } => {
+                history
                     .skipped
-                    .push(format!("line {n}: cut short (acplb stopped while writing it)")),
-                Err(e) => history.skipped.push(format!("line {n}: {e}")),
-            },
-            Line::TooLong(bytes) => history.skipped.push(too_long(n, bytes)),
+                    .push(format!("line {n}: not UTF-8 (byte {valid_up_to})"));
+                return Ok(());
+            }
+            Frame::Oversized { bytes } => {
+                history.skipped.push(too_long(n, bytes, self.cap));
+                return Ok(());
+            }
+        };
+        match serde_json::from_str::<Record>(&text) {
+            Ok(record) => history.records.push(record),
+            Err(_) if last => history
+                .skipped
+                .push(format!("line {n}: cut short (acplb stopped while writing it)")),
+            Err(e) => history.skipped.push(format!("line {n}: {e}")),
         }
         Ok(())
     }
 }
 
-/// How a line over the cap is reported.
-pub(super) fn too_long(n: usize, bytes: u64) -> String {
+/// How line `n`, of `bytes` bytes, over the `cap`, is reported.
+pub(super) fn too_long(n: usize, bytes: usize, cap: usize) -> String {
     format!(
-        "line {n}: {bytes} bytes, over the {} MiB line limit (not read)",
-        MAX_LINE >> 20
+        "line {n}: {bytes} bytes, over the {} line limit (not read)",
+        size(cap)
     )
 }
 
-pub(super) fn too_long_detail() -> String {
-    format!(": it is over the {} MiB line limit", MAX_LINE >> 20)
+/// Why a first line over the `cap` is no header.
+pub(super) fn too_long_detail(cap: usize) -> String {
+    format!(": it is over the {} line limit", size(cap))
+}
+
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes}-byte")
+    }
 }
 
 /// A history holding only what the header line `line` says (`path` names it in errors).

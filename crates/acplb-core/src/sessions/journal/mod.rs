@@ -15,7 +15,7 @@ mod replay;
 mod writer;
 
 pub use digest::{digest, fork_digest};
-pub use follow::{FOLLOW_POLL, Followed, Follower, follow};
+pub use follow::{FOLLOW_POLL, Follower, follow};
 pub use history::{Facts, History, JournalError, first_text_line, parse, read, read_in};
 pub use lines::MAX_LINE;
 pub use loss::{JournalNews, Listener};

@@ -231,3 +231,30 @@ fn a_history_reads_as_text_the_way_the_editor_showed_it() {
         "(thinking) Let me look.\nSure, running ls.\n⏺ ls [other]\n⏺ ls\n  │ README.md\n  └ completed\n── turn 1 ended: end_turn\n"
     );
 }
+
+#[test]
+fn a_line_over_the_cap_is_skipped_unread_and_reported_and_the_rest_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.update(&text("before"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(j.path()).unwrap();
+    f.write_all(format!("{}\n", "x".repeat(300)).as_bytes()).unwrap();
+    j.update(&text("after"));
+    let file = std::fs::File::open(j.path()).unwrap();
+    let history = super::history::from_reader(j.path(), file, 200).unwrap();
+    assert_eq!(
+        history.records,
+        [
+            Record::Update {
+                u: Box::new(text("before"))
+            },
+            Record::Update {
+                u: Box::new(text("after"))
+            },
+        ]
+    );
+    assert_eq!(
+        history.skipped,
+        ["line 3: 300 bytes, over the 200-byte line limit (not read)"]
+    );
+}

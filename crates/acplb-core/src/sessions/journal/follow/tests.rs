@@ -71,8 +71,8 @@ fn whole(follower: &mut Follower) -> Vec<Vec<u8>> {
         .unwrap()
         .into_iter()
         .map(|line| match line {
-            Followed::Line(bytes) => bytes,
-            Followed::TooLong(n) => panic!("a line of {n} bytes over the limit"),
+            crate::transport::Frame::Line(text) => text.into_bytes(),
+            other => panic!("{other:?}"),
         })
         .collect()
 }
