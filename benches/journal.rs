@@ -103,12 +103,11 @@ fn hot_path() {
 fn in_process_load() {
     let dir = tempfile::tempdir().unwrap();
     write_session(dir.path(), 1000);
-    let path = acplb_core::sessions::state::journal_path(dir.path(), ID);
     let mut samples = Vec::new();
     let mut count = 0;
     for _ in 0..20 {
         let start = Instant::now();
-        let history = journal::read(ID, &path).unwrap();
+        let history = journal::read(dir.path(), ID).unwrap();
         count = journal::updates(&history, true).len();
         samples.push(start.elapsed());
     }

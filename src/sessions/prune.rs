@@ -7,6 +7,8 @@ use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use acplb_core::sessions::files::SessionDir;
+use acplb_core::sessions::hold::{Hold, HoldError};
 use acplb_core::sessions::registry::{Listed, Registry, Status};
 use acplb_core::sessions::state::{check_session_id, journal_path, session_dir, sessions_dir};
 use anyhow::Context as _;
@@ -143,10 +145,11 @@ impl Prune<'_> {
             return Ok(());
         }
         let folder = session_dir(self.state, &e.session_id);
-        let size = match self.folder(&folder) {
+        // Held until the folder is gone: no acplb can open the session meanwhile.
+        let (size, _hold) = match self.folder(&e.session_id) {
             Folder::Keep => return Ok(()),
-            Folder::Missing => None,
-            Folder::Size(n) => Some(n),
+            Folder::Missing => (None, None),
+            Folder::Size(n, hold) => (Some(n), Some(hold)),
         };
         if !self.dry_run && !self.unregister(listed, last) {
             return Ok(());
@@ -219,13 +222,14 @@ impl Prune<'_> {
         names.sort();
         for id in names {
             let folder = session_dir(self.state, &id);
-            let Folder::Size(size) = self.folder(&folder) else {
-                continue;
-            };
+            // Before the hold, which may create the lock file and so touch the folder.
             let written = last_written(self.state, &id);
             if written.is_none_or(|t| t >= self.cutoff) {
                 continue;
             }
+            let Folder::Size(size, _hold) = self.folder(&id) else {
+                continue;
+            };
             if !self.dry_run && !self.delete_folder(&folder) {
                 continue;
             }
@@ -241,8 +245,10 @@ impl Prune<'_> {
         Ok(())
     }
 
-    /// What a session folder is, without following a link.
-    fn folder(&mut self, folder: &Path) -> Folder {
+    /// What session `id`'s folder is, without following a link; one that an acplb has open
+    /// (it holds the session) is kept.
+    fn folder(&mut self, id: &str) -> Folder {
+        let folder = &session_dir(self.state, id);
         let meta = match std::fs::symlink_metadata(folder) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Folder::Missing,
             Err(e) => {
@@ -262,7 +268,20 @@ impl Prune<'_> {
             ));
             return Folder::Keep;
         }
-        Folder::Size(tree_size(folder))
+        let hold = match SessionDir::open(self.state, id).map(|dir| dir.hold()) {
+            Ok(Ok(hold)) => hold,
+            // Open in an acplb: in use, whatever the registry says.
+            Ok(Err(HoldError::Elsewhere { .. } | HoldError::Here { .. })) => return Folder::Keep,
+            Ok(Err(e)) => {
+                super::warn(&format!("kept {}: {e}", folder.display()));
+                return Folder::Keep;
+            }
+            Err(e) => {
+                super::warn(&format!("kept {}: {e}", folder.display()));
+                return Folder::Keep;
+            }
+        };
+        Folder::Size(tree_size(folder), hold)
     }
 
     fn delete_folder(&mut self, folder: &Path) -> bool {
@@ -300,8 +319,8 @@ impl Prune<'_> {
 enum Folder {
     /// There is none.
     Missing,
-    /// A real folder holding this many bytes.
-    Size(u64),
+    /// A real folder holding this many bytes, and the hold on its session (nobody had it).
+    Size(u64, Hold),
     /// A link, a file, or unreadable: it, and the session, stay (a warning says why).
     Keep,
 }

@@ -3,8 +3,8 @@
 
 use std::io::Write as _;
 
-use acplb_core::sessions::journal;
 use acplb_core::sessions::state;
+use acplb_core::sessions::{files, journal};
 use anyhow::{Context as _, bail};
 use clap::Args;
 
@@ -81,7 +81,12 @@ pub(crate) fn summary(args: &IdArgs) -> anyhow::Result<bool> {
     // The session must exist; then its summary may or may not.
     history(&state, &args.id)?;
     let path = state::summary_path(&state, &args.id);
-    match std::fs::read_to_string(&path) {
+    // Not through a link, and never a FIFO (which would wait for a writer for ever).
+    let read = files::open(&path, files::Access::Read).and_then(|mut f| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut f, &mut text).map(|_| text)
+    });
+    match read {
         Ok(text) => {
             std::io::stdout()
                 .lock()
@@ -100,12 +105,11 @@ pub(crate) fn summary(args: &IdArgs) -> anyhow::Result<bool> {
 
 fn history(state: &std::path::Path, id: &str) -> anyhow::Result<journal::History> {
     state::check_session_id(id)?;
-    let path = state::journal_path(state, id);
     if !state.exists() {
         bail!(
             "no sessions yet: the state directory {} does not exist",
             state.display()
         );
     }
-    Ok(journal::read(id, &path)?)
+    Ok(journal::read(state, id)?)
 }

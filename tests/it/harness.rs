@@ -56,6 +56,14 @@ impl Updates {
             .collect()
     }
 
+    /// The concatenated text of the user's messages (a loaded session's prompts).
+    pub fn user_text(&self) -> String {
+        self.of_kind("user_message_chunk")
+            .iter()
+            .filter_map(|u| u["content"]["text"].as_str())
+            .collect()
+    }
+
     /// Whether the tool call titled `title` was shown and then closed as failed.
     pub fn closed_as_failed(&self, title: &str) -> bool {
         let Some(call) = self

@@ -18,7 +18,7 @@ use crate::harness::{eventually, open_session, prompt};
 use crate::live::{Live, set_mode};
 
 /// `initialize`, checking that sessions are offered as durable.
-async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
+pub(crate) async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
     let init = cx
         .send_request(InitializeRequest::new(ProtocolVersion::V1))
         .block_task()
@@ -33,7 +33,7 @@ async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protoco
 
 /// Opens a session, sends `text` as its one prompt, hangs up and waits for acplb to exit; the
 /// session's id.
-async fn one_turn_then_exit(live: &mut Live, text: &str) -> SessionId {
+pub(crate) async fn one_turn_then_exit(live: &mut Live, text: &str) -> SessionId {
     let ws = live.workspace();
     let updates = live.updates.clone();
     let id = live

@@ -13,5 +13,6 @@ mod signals;
 mod stand_in;
 mod stderr_secrets;
 mod unresponsive;
+mod state;
 mod wire;
 mod worker;

@@ -1,13 +1,16 @@
-//! The runtime's side of durable sessions: creating a new session's journal and reading an
-//! earlier one back (closing a turn it left open), both on the blocking pool, never on the
-//! runtime thread.
+//! The runtime's side of durable sessions: creating a new session's journal, and reading an
+//! earlier one back (holding it, closing a turn it left open) on the blocking pool within a
+//! time limit, never on the runtime thread.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionInfo};
 
 use super::wire_error;
+use crate::sessions::files::{self, SessionDir};
+use crate::sessions::hold::HoldError;
 use crate::sessions::journal::{self, Facts, History, Journal, JournalError};
 use crate::sessions::registry::{DEFAULT_PAGE_SIZE, Registry, RegistryWriter, Status, page};
 use crate::sessions::state;
@@ -49,8 +52,16 @@ pub(super) fn create(durability: &Durability, session_id: &str, cwd: &Path) -> O
     }
 }
 
-/// Reads session `id` back: its history (a turn left open is closed as interrupted, in the
-/// journal too), the journal reopened, its summary or digest.
+/// The longest acplb waits for a session's files to be read (a journal on a stalled network
+/// file system, say): then the request is answered with an error instead of waiting for ever.
+pub(super) const READ_LIMIT: Duration = Duration::from_secs(60);
+
+/// The most of a saved summary read.
+const SUMMARY_BYTES: u64 = 1 << 20;
+
+/// Reads session `id` back: holds it (ADR 0015: refused when another process has it), reads
+/// its history (a turn left open is closed as interrupted, in the journal too), reopens the
+/// journal, reads its summary or digest. On the blocking pool, within [`READ_LIMIT`].
 pub(super) async fn load(durability: &Durability, id: &str) -> Result<Loaded, Error> {
     state::check_session_id(id).map_err(|e| wire_error::invalid_params(e.to_string()))?;
     let (state, owned, limit) = (
@@ -58,27 +69,58 @@ pub(super) async fn load(durability: &Durability, id: &str) -> Result<Loaded, Er
         id.to_owned(),
         durability.journal_limit,
     );
-    tokio::task::spawn_blocking(move || load_blocking(&state, &owned, limit))
-        .await
-        .map_err(|e| wire_error::internal(&format!("reading the session failed: {e}")))?
+    off_loop("reading the session", READ_LIMIT, move || {
+        load_blocking(&state, &owned, limit)
+    })
+    .await
+}
+
+/// Runs `read` on the blocking pool and waits at most `limit` for it. A read that is still
+/// stuck then (a stalled disk) is left to finish on its own; what it returns is dropped.
+pub(super) async fn off_loop<T: Send + 'static>(
+    what: &str,
+    limit: Duration,
+    read: impl FnOnce() -> Result<T, Error> + Send + 'static,
+) -> Result<T, Error> {
+    match tokio::time::timeout(limit, tokio::task::spawn_blocking(read)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(e)) => Err(wire_error::internal(&format!("{what} failed: {e}"))),
+        Err(_) => Err(wire_error::internal(&format!(
+            "{what} took longer than {}: its files may be on a disk that does not answer",
+            humantime::format_duration(limit)
+        ))),
+    }
 }
 
 fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
-    refuse_if_held_elsewhere(state, id)?;
-    let path = state::journal_path(state, id);
-    let mut history = journal::read(id, &path).map_err(|e| match e {
-        JournalError::Missing { .. } => wire_error::invalid_params(format!(
+    let unknown = || {
+        wire_error::invalid_params(format!(
             "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
             state::sessions_dir(state).display()
+        ))
+    };
+    let dir = SessionDir::open(state, id).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => unknown(),
+        _ => wire_error::internal(&format!(
+            "cannot open the session folder {}: {e}",
+            state::session_dir(state, id).display()
         )),
+    })?;
+    let hold = dir.hold().map_err(|e| match e {
+        HoldError::Io { .. } => wire_error::internal(&e.to_string()),
+        other => wire_error::invalid_params(other.to_string()),
+    })?;
+    let path = dir.journal_path();
+    let mut history = journal::read_in(&dir).map_err(|e| match e {
+        JournalError::Missing { .. } => unknown(),
         other => wire_error::internal(&other.to_string()),
     })?;
     for skipped in &history.skipped {
-        tracing::warn!(session = %id, "journal {}: {skipped}", path.display());
+        tracing::warn!(session = %id, "journal {}: skipped {skipped}", path.display());
     }
     let repair = journal::repair(&history);
     let facts_before = history.facts();
-    let journal = Journal::reopen(&path, limit, facts_before.thread_id.clone())
+    let journal = Journal::reopen(&dir, hold, limit, facts_before.thread_id.clone())
         .map_err(|e| wire_error::internal(&format!("cannot reopen the journal {}: {e}", path.display())))?;
     if !repair.is_empty() {
         tracing::info!(session = %id, "the last turn never ended; it is marked interrupted");
@@ -100,34 +142,13 @@ fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
     })
 }
 
-/// Session `id`'s saved summary after `lead`, when it has one.
+/// Session `id`'s saved summary after `lead`, when it has one (a link or a FIFO in its place is
+/// not read).
 pub(super) fn summary(state: &Path, id: &str, lead: &str) -> Option<String> {
-    std::fs::read_to_string(state::summary_path(state, id))
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| format!("{lead} Its summary:\n\n{}", s.trim()))
-}
-
-/// A session another live acplb has open is not opened here too: two processes would append
-/// to one journal and drive one Codex thread from two places.
-fn refuse_if_held_elsewhere(state: &Path, id: &str) -> Result<(), Error> {
-    let found = match Registry::new(state).find(id) {
-        Ok(found) => found,
-        Err(e) => {
-            // The journal is the record; an unreadable index does not keep a session closed.
-            tracing::warn!(session = %id, error = %e, "cannot read the session registry; opening anyway");
-            return Ok(());
-        }
-    };
-    match found {
-        Some(listed) if listed.entry.is_held() && listed.entry.pid != Some(std::process::id()) => {
-            let pid = listed.entry.pid.unwrap_or_default();
-            Err(wire_error::invalid_params(format!(
-                "session `{id}` is open in another acplb (process {pid}); close it there first (session/close, or quit that editor)"
-            )))
-        }
-        _ => Ok(()),
-    }
+    let bytes = files::read_limited(&state::summary_path(state, id), SUMMARY_BYTES).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    let text = text.trim();
+    (!text.is_empty()).then(|| format!("{lead} Its summary:\n\n{text}"))
 }
 
 /// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
@@ -184,8 +205,7 @@ mod tests {
     fn a_thread_that_must_start_over_gets_the_summary_else_a_digest() {
         let dir = tempfile::tempdir().unwrap();
         session(dir.path());
-        let loaded = load_blocking(dir.path(), ID, u64::MAX).unwrap();
-        let digest = loaded.context.unwrap();
+        let digest = load_blocking(dir.path(), ID, u64::MAX).unwrap().context.unwrap();
         assert!(digest.contains("User: remember the pelican"), "{digest}");
         std::fs::write(
             state::summary_path(dir.path(), ID),
@@ -210,6 +230,58 @@ mod tests {
         assert!(
             e.message
                 .contains("acplb keeps no session of that id (looked in "),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn a_session_held_elsewhere_is_refused_until_it_is_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        session(dir.path());
+        let loaded = load_blocking(dir.path(), ID, u64::MAX).unwrap();
+        let e = load_blocking(dir.path(), ID, u64::MAX).unwrap_err();
+        assert!(
+            e.message.contains("still opening or closing in this acplb"),
+            "{}",
+            e.message
+        );
+        drop(loaded);
+        assert!(load_blocking(dir.path(), ID, u64::MAX).is_ok());
+    }
+
+    #[test]
+    fn a_journal_that_is_a_link_or_a_fifo_is_refused_and_nothing_is_written_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        session(dir.path());
+        let path = state::journal_path(dir.path(), ID);
+        let outside = dir.path().join("outside.jsonl");
+        std::fs::rename(&path, &outside).unwrap();
+        let before = std::fs::read(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        let e = load_blocking(dir.path(), ID, u64::MAX).unwrap_err();
+        assert!(e.message.contains("symbolic link"), "{}", e.message);
+        assert_eq!(std::fs::read(&outside).unwrap(), before);
+        std::fs::remove_file(&path).unwrap();
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = load_blocking(dir.path(), ID, u64::MAX).unwrap_err();
+        assert!(e.message.contains("a FIFO, not a regular file"), "{}", e.message);
+    }
+
+    #[tokio::test]
+    async fn a_read_that_does_not_finish_in_time_is_answered_with_an_error() {
+        let (_stuck, stays) = std::sync::mpsc::channel::<()>();
+        // The paused clock does not move while a blocking task runs: a short real limit.
+        let limit = Duration::from_millis(50);
+        let e = off_loop("reading the session", limit, move || {
+            // A read on a disk that never answers: it waits until the test ends.
+            stays.recv().ok();
+            Ok(())
+        })
+        .await
+        .unwrap_err();
+        assert!(
+            e.message.contains("reading the session took longer than 50ms"),
             "{}",
             e.message
         );

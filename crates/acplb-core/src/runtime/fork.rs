@@ -7,7 +7,7 @@ use std::path::Path;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::Meta;
 
-use super::durable::{self, CONTEXT_BYTES, Durability};
+use super::durable::{self, CONTEXT_BYTES, Durability, READ_LIMIT};
 use super::wire_error;
 use crate::provider::Fork;
 use crate::sessions::journal::{self, JournalError};
@@ -31,17 +31,18 @@ pub(super) fn requested(meta: Option<&Meta>) -> Result<Option<String>, Error> {
 }
 
 /// What session `id` gives a fork: its thread and its summary or digest, read on the blocking
-/// pool. An unknown or unreadable source is an `invalid_params` error naming it.
+/// pool within [`READ_LIMIT`]. An unknown or unreadable source is an `invalid_params` error
+/// naming it.
 pub(super) async fn source(durability: &Durability, id: &str) -> Result<Fork, Error> {
     let (state, owned) = (durability.state_dir.clone(), id.to_owned());
-    tokio::task::spawn_blocking(move || source_blocking(&state, &owned))
-        .await
-        .map_err(|e| wire_error::internal(&format!("reading the session to fork failed: {e}")))?
+    durable::off_loop("reading the session to fork", READ_LIMIT, move || {
+        source_blocking(&state, &owned)
+    })
+    .await
 }
 
 fn source_blocking(state: &Path, id: &str) -> Result<Fork, Error> {
-    let path = state::journal_path(state, id);
-    let history = journal::read(id, &path).map_err(|e| match e {
+    let history = journal::read(state, id).map_err(|e| match e {
         JournalError::Missing { .. } => wire_error::invalid_params(format!(
             "cannot fork session `{id}`: acplb keeps no session of that id (looked in {})",
             state::sessions_dir(state).display()

@@ -1,7 +1,10 @@
-//! Sessions that outlast the process: where their files live (`state.rs`), the journal each
-//! session appends to (`journal/`), the registry indexing them (`registry/`) and the input
+//! Sessions that outlast the process: where their files live (`state.rs`), how they are opened
+//! (`files.rs`: no links, regular files only), the hold on an open session (`hold.rs`), the
+//! journal each session appends to (`journal/`), the registry indexing them (`registry/`) and the input
 //! queue through which other processes send them messages (`queue/`).
 
+pub mod files;
+pub mod hold;
 pub mod journal;
 pub mod queue;
 pub mod registry;

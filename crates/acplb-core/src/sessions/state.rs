@@ -4,13 +4,14 @@
 //!
 //! ```text
 //! <state>/sessions/<session id>/journal.jsonl   the session's journal
+//! <state>/sessions/<session id>/journal.lock    held (`flock`) by the process that has it open
 //! <state>/sessions/<session id>/summary.md      its shutdown summary (session-summary plugin)
 //! <state>/registry/<key>.json                   the registry, one file per identity
 //! ```
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{DirBuilder, File};
 use std::io;
-use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::os::unix::fs::DirBuilderExt as _;
 use std::path::{Path, PathBuf};
 
 /// The state directory from the environment (`env` looks a variable up), `None` when neither
@@ -67,12 +68,12 @@ pub fn session_dir(state: &Path, session_id: &str) -> PathBuf {
 
 /// The journal of one session.
 pub fn journal_path(state: &Path, session_id: &str) -> PathBuf {
-    session_dir(state, session_id).join("journal.jsonl")
+    session_dir(state, session_id).join(super::files::JOURNAL)
 }
 
 /// The shutdown summary of one session.
 pub fn summary_path(state: &Path, session_id: &str) -> PathBuf {
-    session_dir(state, session_id).join("summary.md")
+    session_dir(state, session_id).join(super::files::SUMMARY)
 }
 
 /// The registry folder.
@@ -85,13 +86,10 @@ pub fn create_private_dir(dir: &Path) -> io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
-/// Opens `path` for appending, creating it `0600` (its folder must exist).
+/// Opens `path` for appending, creating it `0600` (its folder must exist); a link or anything
+/// but a regular file in its place is refused.
 pub fn open_private_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .append(true)
-        .create(true)
-        .mode(0o600)
-        .open(path)
+    super::files::open(path, super::files::Access::Append { create: true })
 }
 
 /// Writes `bytes` to `path` atomically: a `0600` temporary file beside it, then a rename.

@@ -14,7 +14,10 @@ impl SessionActor {
     /// A required plugin refused the prompt: answer with its error; no turn ran.
     pub(super) fn refuse_turn(&mut self, error: agent_client_protocol::Error) {
         let Some(Running {
-            responder, steered, ..
+            responder,
+            steered,
+            lost_before,
+            ..
         }) = self.end_running()
         else {
             return;
@@ -22,6 +25,7 @@ impl SessionActor {
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
         let turn = self.turns;
         self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
+        self.unrecorded(lost_before);
         for responder in steered {
             reply(responder.respond_with_error(error.clone()));
         }
@@ -79,6 +83,7 @@ impl SessionActor {
             responder,
             timed_out,
             steered,
+            lost_before,
             ..
         }) = self.end_running()
         else {
@@ -97,6 +102,7 @@ impl SessionActor {
                 humantime::format_duration(limit)
             );
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
+            self.unrecorded(lost_before);
             if let Some(responder) = responder {
                 reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
             }
@@ -109,10 +115,12 @@ impl SessionActor {
             Ok(outcome) => self.record(|j| j.turn_end(turn, &stop_name(outcome.stop_reason), None)),
             Err(e) => self.record(|j| j.turn_end(turn, "error", Some(e.to_string()))),
         }
+        // Said before the answer, so the editor knows what the answer covers.
+        let unrecorded = self.unrecorded(lost_before);
         match result {
             Ok(outcome) => {
                 tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");
-                let mut response = PromptResponse::new(outcome.stop_reason);
+                let mut response = PromptResponse::new(outcome.stop_reason).meta(unrecorded);
                 if let Some(u) = outcome.usage {
                     response = response.usage(
                         Usage::new(u.input_tokens + u.output_tokens, u.input_tokens, u.output_tokens)

@@ -9,6 +9,7 @@ mod msg;
 mod queued;
 mod steer;
 mod summary;
+mod unrecorded;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -69,6 +70,8 @@ struct Running {
     timed_out: bool,
     /// The turn was cancelled: by when its prompt is answered, whether or not it has ended.
     answer_by: Option<Instant>,
+    /// The records the journal had lost before this turn (those lost during it are its own).
+    lost_before: u64,
 }
 
 /// One session's state; `run` is its mailbox loop.
@@ -122,6 +125,10 @@ pub(crate) struct SessionParts {
 
 impl SessionActor {
     pub(crate) fn new(id: SessionId, cx: ConnectionTo<Client>, parts: SessionParts) -> Self {
+        if let Some(journal) = &parts.journal {
+            let shows_notices = parts.inbox.as_ref().is_some_and(|i| i.shows_notices);
+            journal.listen(unrecorded::listener(cx.clone(), id.clone(), shows_notices));
+        }
         Self {
             id,
             cwd: parts.cwd,
@@ -324,6 +331,7 @@ impl SessionActor {
             };
             self.turns += 1;
             let turn_no = self.turns;
+            let lost_before = self.lost_so_far();
             self.record(|j| j.prompt(turn_no, &req.prompt, false));
             self.held_delivered();
             if let Some(registry) = &self.registry {
@@ -354,6 +362,7 @@ impl SessionActor {
                 deadline: self.turn_timeout.map(|limit| Instant::now() + limit),
                 timed_out: false,
                 answer_by: None,
+                lost_before,
             });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {

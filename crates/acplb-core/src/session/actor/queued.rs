@@ -13,6 +13,11 @@ use crate::provider::PromptInput;
 use crate::sessions::queue::{Claimed, Queue, QueueError, envelope};
 
 impl SessionActor {
+    /// Whether the editor shows `notice` updates (known for kept sessions, which have an inbox).
+    pub(super) fn shows_notices(&self) -> bool {
+        self.inbox.as_ref().is_some_and(|i| i.shows_notices)
+    }
+
     /// The queue is open: deliver what waits.
     pub(super) fn on_queue_opened(&mut self, queue: Queue) {
         if let Some(inbox) = self.inbox.as_mut() {
@@ -126,8 +131,7 @@ impl SessionActor {
 
     /// An informational notice, or a line of agent text where the client shows no notices.
     fn tell(&self, text: &str) {
-        let shows_notices = self.inbox.as_ref().is_some_and(|i| i.shows_notices);
-        let update = if shows_notices {
+        let update = if self.shows_notices() {
             SessionUpdate::Notice(Notice::new(NoticeSeverity::Info, text))
         } else {
             SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))

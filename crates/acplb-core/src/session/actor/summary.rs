@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::SessionActor;
 use crate::permission::Mode;
 use crate::provider::{PromptInput, SessionSink, SteerInbox, TurnRequest};
+use crate::sessions::files::SessionDir;
 use crate::sessions::state;
 
 /// How long a summary turn stopped at the limit may take to wind down.
@@ -98,11 +99,17 @@ impl SessionActor {
             tracing::warn!(session = %self.id, "no summary: {why}");
             return Summary::Missed(why);
         }
-        let path = state::summary_path(&state_dir, &self.id.to_string());
+        let id = self.id.to_string();
+        let path = state::summary_path(&state_dir, &id);
         let body = format!("{}\n", text.trim());
         let target = path.clone();
-        let written =
-            tokio::task::spawn_blocking(move || state::write_private_atomic(&target, body.as_bytes())).await;
+        let written = tokio::task::spawn_blocking(move || {
+            // The summary is written beside the journal, never through a folder that became a
+            // link (the temporary file would be made wherever it points).
+            SessionDir::open(&state_dir, &id)?;
+            state::write_private_atomic(&target, body.as_bytes())
+        })
+        .await;
         match written {
             Ok(Ok(())) => {
                 tracing::info!(session = %self.id, path = %path.display(), "summary kept");

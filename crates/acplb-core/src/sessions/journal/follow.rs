@@ -8,7 +8,7 @@
 
 use std::fmt::{self, Write as _};
 use std::fs::File;
-use std::io::{ErrorKind, Read as _};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -16,16 +16,17 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher as _};
 
-use super::history::{JournalError, header};
+use crate::sessions::files::{self, Access};
+use crate::transport::Frame;
+
+use super::history::{JournalError, header, not_a_journal, too_long, too_long_detail};
+use super::lines::{Lines, MAX_LINE};
 use super::record::Record;
 use super::render::Renderer;
 
 /// How long a [`Follower`] sleeps without a file event before looking again, which is also how
 /// soon [`follow`] notices its stop flag.
 pub const FOLLOW_POLL: Duration = Duration::from_millis(250);
-
-/// The most bytes read from the journal at once.
-const CHUNK: u64 = 1 << 20;
 
 /// Prints the journal at `path` to `out` as `acplb sessions show` renders it, then each record
 /// appended after, until `stop` is set (by a signal handler, say); then returns `Ok(())`.
@@ -81,8 +82,18 @@ impl<'a> View<'a> {
     }
 
     /// Renders one complete line of the journal.
-    fn line(&mut self, text: &mut String, line: &[u8]) -> Result<(), JournalError> {
+    fn line(&mut self, text: &mut String, line: &Frame) -> Result<(), JournalError> {
         self.lines += 1;
+        let line = match line {
+            Frame::Line(line) => line.as_bytes(),
+            Frame::NotUtf8 { lossy, .. } => lossy.as_bytes(),
+            Frame::Oversized { bytes } if self.lines > 1 => {
+                self.renderer.finish(text);
+                let _ = writeln!(text, "! skipped {}", too_long(self.lines, *bytes, MAX_LINE));
+                return Ok(());
+            }
+            Frame::Oversized { .. } => return Err(not_a_journal(self.path, &too_long_detail(MAX_LINE))),
+        };
         if self.lines == 1 {
             let history = header(self.path, line)?;
             Renderer::header(text, &history.session_id, &history.cwd, &history.started_at);
@@ -103,12 +114,14 @@ impl<'a> View<'a> {
 }
 
 /// Reads a growing file line by line: each call returns the complete lines appended since the
-/// last one; a last line without its newline waits for it.
+/// last one; a last line without its newline waits for it. A link or a FIFO in the journal's
+/// place is refused.
 pub struct Follower {
     path: PathBuf,
     file: Option<File>,
-    /// The start of a line whose newline has not been written yet.
-    partial: Vec<u8>,
+    /// Splits what is read into lines; the start of a line whose newline has not been written
+    /// yet waits in it.
+    lines: Lines,
     woken: mpsc::Receiver<()>,
     wake: mpsc::SyncSender<()>,
     watcher: Watch,
@@ -135,7 +148,6 @@ impl fmt::Debug for Follower {
         f.debug_struct("Follower")
             .field("path", &self.path)
             .field("open", &self.file.is_some())
-            .field("partial", &self.partial.len())
             .field("watch", &watch)
             .finish_non_exhaustive()
     }
@@ -149,7 +161,7 @@ impl Follower {
         Self {
             path: path.to_owned(),
             file: None,
-            partial: Vec::new(),
+            lines: Lines::new(MAX_LINE),
             woken,
             wake,
             watcher: Watch::NotYet,
@@ -157,8 +169,9 @@ impl Follower {
     }
 
     /// The complete lines appended since the last call, in order, each without its newline;
-    /// none when the file does not exist yet or has not grown by a whole line.
-    pub fn next_lines(&mut self) -> Result<Vec<Vec<u8>>, JournalError> {
+    /// none when the file does not exist yet or has not grown by a whole line. A line over
+    /// [`MAX_LINE`] comes as [`Frame::Oversized`], never held whole.
+    pub fn next_lines(&mut self) -> Result<Vec<Frame>, JournalError> {
         self.start_watching();
         if !self.open()? {
             return Ok(Vec::new());
@@ -166,30 +179,20 @@ impl Follower {
         let Some(file) = self.file.as_mut() else {
             return Ok(Vec::new());
         };
-        let before = self.partial.len();
-        // In chunks, so a huge journal is not read at once; on past a chunk without a newline,
-        // so one huge line does not wait a poll per chunk.
+        let mut lines = Vec::new();
+        // A piece at a time, so a huge journal is not read at once; on past a piece without a
+        // newline, so one huge line does not wait a poll per piece.
         loop {
-            let read = file
-                .take(CHUNK)
-                .read_to_end(&mut self.partial)
-                .map_err(|source| JournalError::Io {
-                    path: self.path.clone(),
-                    source,
-                })?;
-            if (read as u64) < CHUNK || self.partial[before..].contains(&b'\n') {
+            let read = self.lines.read_from(file).map_err(|source| JournalError::Io {
+                path: self.path.clone(),
+                source,
+            })?;
+            lines.extend(std::iter::from_fn(|| self.lines.next_line()));
+            if read == 0 || !lines.is_empty() {
                 break;
             }
         }
-        let Some(end) = self.partial[before..].iter().rposition(|b| *b == b'\n') else {
-            return Ok(Vec::new());
-        };
-        let rest = self.partial.split_off(before + end + 1);
-        let complete = std::mem::replace(&mut self.partial, rest);
-        Ok(complete[..complete.len() - 1]
-            .split(|b| *b == b'\n')
-            .map(<[u8]>::to_vec)
-            .collect())
+        Ok(lines)
     }
 
     /// Blocks until the file may have grown (a file event) or `timeout` has passed.
@@ -203,7 +206,7 @@ impl Follower {
     /// Opens the file if it has appeared; `false` while it does not exist.
     fn open(&mut self) -> Result<bool, JournalError> {
         if self.file.is_none() {
-            match File::open(&self.path) {
+            match files::open(&self.path, Access::Read) {
                 Ok(file) => self.file = Some(file),
                 Err(e) if e.kind() == ErrorKind::NotFound => return Ok(false),
                 Err(source) => {

@@ -1,13 +1,18 @@
 //! Reading a journal back: every record in order, what the session was set to, its thread, its
-//! title; a torn last line (acplb killed mid-write) is skipped, a damaged line elsewhere is
-//! skipped and reported.
+//! title; a torn last line (acplb killed mid-write) is skipped, a damaged line elsewhere or a
+//! line over the cap is skipped and reported. It is read a piece at a time, never whole.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{ContentBlock, SessionConfigOptionValue, SessionUpdate};
 
+use super::lines::{Lines, MAX_LINE};
 use super::record::{FORMAT, Record};
+use crate::sessions::files::{Access, JOURNAL, SessionDir};
+use crate::sessions::state;
+use crate::transport::Frame;
 
 /// Why a journal cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +24,14 @@ pub enum JournalError {
         id: String,
         /// The journal path looked at.
         path: PathBuf,
+    },
+    /// The session's folder could not be opened (a link, say).
+    #[error("cannot open the session folder {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
     },
     /// The file could not be read.
     #[error("cannot read the journal {path}: {source}")]
@@ -83,48 +96,142 @@ pub struct Facts {
     pub updated_at: Option<String>,
 }
 
-/// Reads the journal of session `id` at `path` (blocking).
-pub fn read(id: &str, path: &Path) -> Result<History, JournalError> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(JournalError::Missing {
-                id: id.to_owned(),
-                path: path.to_owned(),
-            });
-        }
-        Err(source) => {
-            return Err(JournalError::Io {
-                path: path.to_owned(),
+/// Reads the journal of session `id` under the state directory `state` (blocking): a session
+/// folder or journal that is a link, or a journal that is not a regular file, is refused.
+pub fn read(state: &Path, id: &str) -> Result<History, JournalError> {
+    let dir = SessionDir::open(state, id).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => JournalError::Missing {
+            id: id.to_owned(),
+            path: state::journal_path(state, id),
+        },
+        _ => JournalError::Folder {
+            path: state::session_dir(state, id),
+            source,
+        },
+    })?;
+    read_in(&dir)
+}
+
+/// Reads the journal in the session folder `dir` (blocking), a piece at a time: it is never
+/// held whole, and a line over [`MAX_LINE`] is skipped unread and reported.
+pub fn read_in(dir: &SessionDir) -> Result<History, JournalError> {
+    let path = dir.journal_path();
+    let file = dir
+        .file(JOURNAL, Access::Read)
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => JournalError::Missing {
+                id: dir.id().to_owned(),
+                path: path.clone(),
+            },
+            _ => JournalError::Io {
+                path: path.clone(),
                 source,
-            });
-        }
-    };
-    parse(path, &bytes)
+            },
+        })?;
+    from_reader(&path, file, MAX_LINE)
 }
 
 /// Parses journal bytes (`path` names them in errors).
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<History, JournalError> {
-    let complete = bytes.ends_with(b"\n");
-    let lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    let count = lines.len();
-    let mut history = header(path, lines.first().copied().unwrap_or_default())?;
-    for (n, line) in lines.into_iter().enumerate().skip(1) {
-        if line.is_empty() {
-            continue;
+    from_reader(path, bytes, MAX_LINE)
+}
+
+/// Reads a journal from `input` a piece at a time, lines over `cap` skipped.
+pub(super) fn from_reader(path: &Path, mut input: impl Read, cap: usize) -> Result<History, JournalError> {
+    let mut lines = Lines::new(cap);
+    let mut reading = Reading {
+        path,
+        lines: 0,
+        cap,
+        history: None,
+    };
+    loop {
+        let read = lines.read_from(&mut input).map_err(|source| JournalError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        while let Some(line) = lines.next_line() {
+            reading.line(line, false)?;
         }
-        match serde_json::from_slice::<Record>(line) {
-            Ok(record) => history.records.push(record),
-            Err(_) if !complete && n + 1 == count => {
-                history.skipped.push(format!(
-                    "line {}: cut short (acplb stopped while writing it)",
-                    n + 1
-                ));
-            }
-            Err(e) => history.skipped.push(format!("line {}: {e}", n + 1)),
+        if read == 0 {
+            break;
         }
     }
-    Ok(history)
+    if let Some(last) = lines.rest() {
+        reading.line(last, true)?;
+    }
+    match reading.history {
+        Some(history) => Ok(history),
+        // An empty file: its (missing) header says why it is not a journal.
+        None => header(path, b""),
+    }
+}
+
+/// A journal being read line by line.
+struct Reading<'a> {
+    path: &'a Path,
+    lines: usize,
+    cap: usize,
+    history: Option<History>,
+}
+
+impl Reading<'_> {
+    /// Takes the next line; `last` when the file ended before its newline.
+    fn line(&mut self, line: Frame, last: bool) -> Result<(), JournalError> {
+        self.lines += 1;
+        let n = self.lines;
+        let Some(history) = self.history.as_mut() else {
+            self.history = Some(match &line {
+                Frame::Line(text) => header(self.path, text.as_bytes())?,
+                Frame::NotUtf8 { lossy, .. } => header(self.path, lossy.as_bytes())?,
+                Frame::Oversized { .. } => return Err(not_a_journal(self.path, &too_long_detail(self.cap))),
+            });
+            return Ok(());
+        };
+        let text = match line {
+            Frame::Line(text) if text.is_empty() => return Ok(()),
+            Frame::Line(text) => text,
+            Frame::NotUtf8 { valid_up_to, .. } => {
+                history
+                    .skipped
+                    .push(format!("line {n}: not UTF-8 (byte {valid_up_to})"));
+                return Ok(());
+            }
+            Frame::Oversized { bytes } => {
+                history.skipped.push(too_long(n, bytes, self.cap));
+                return Ok(());
+            }
+        };
+        match serde_json::from_str::<Record>(&text) {
+            Ok(record) => history.records.push(record),
+            Err(_) if last => history
+                .skipped
+                .push(format!("line {n}: cut short (acplb stopped while writing it)")),
+            Err(e) => history.skipped.push(format!("line {n}: {e}")),
+        }
+        Ok(())
+    }
+}
+
+/// How line `n`, of `bytes` bytes, over the `cap`, is reported.
+pub(super) fn too_long(n: usize, bytes: usize, cap: usize) -> String {
+    format!(
+        "line {n}: {bytes} bytes, over the {} line limit (not read)",
+        size(cap)
+    )
+}
+
+/// Why a first line over the `cap` is no header.
+pub(super) fn too_long_detail(cap: usize) -> String {
+    format!(": it is over the {} line limit", size(cap))
+}
+
+fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes}-byte")
+    }
 }
 
 /// A history holding only what the header line `line` says (`path` names it in errors).
@@ -154,7 +261,7 @@ pub(super) fn header(path: &Path, line: &[u8]) -> Result<History, JournalError> 
     }
 }
 
-fn not_a_journal(path: &Path, detail: &str) -> JournalError {
+pub(super) fn not_a_journal(path: &Path, detail: &str) -> JournalError {
     JournalError::NotAJournal {
         path: path.to_owned(),
         detail: detail.to_owned(),

@@ -84,6 +84,16 @@ pub enum Record {
         /// The limit, in bytes.
         limit: u64,
     },
+    /// Records that could not be written (a full disk, say) or were too large were left out
+    /// here. Written once writing works again; an older acplb skips it as damaged.
+    Lost {
+        /// How many records.
+        count: u64,
+        /// Why (the first error).
+        error: String,
+        /// When writing worked again (RFC 3339).
+        at: String,
+    },
 }
 
 /// The borrowed form written on the hot path (no clone of the update).

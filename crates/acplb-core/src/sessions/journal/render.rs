@@ -121,6 +121,13 @@ impl Renderer {
                     "· (the journal reached its limit of {limit} bytes; later updates were not kept)"
                 );
             }
+            Record::Lost { count, error, .. } => {
+                self.end_stream(out);
+                let _ = writeln!(
+                    out,
+                    "· ({count} record(s) could not be written to the journal here: {error})"
+                );
+            }
             Record::Open { .. }
             | Record::Reopened { .. }
             | Record::Thread { .. }

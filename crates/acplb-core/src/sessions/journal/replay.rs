@@ -91,6 +91,7 @@ pub fn updates(history: &History, shows_notices: bool) -> Vec<SessionUpdate> {
             ),
             Record::Update { u } => out.push(u.as_ref().clone()),
             Record::TurnEnd { stop, .. } if stop == "interrupted" => out.push(interrupted(shows_notices)),
+            Record::Lost { count, error, .. } => out.push(lost(*count, error, shows_notices)),
             _ => {}
         }
     }
@@ -100,6 +101,21 @@ pub fn updates(history: &History, shows_notices: bool) -> Vec<SessionUpdate> {
 fn interrupted(shows_notices: bool) -> SessionUpdate {
     let title = "This turn was interrupted";
     let detail = format!("{INTERRUPTED}; what it did until then is shown above.");
+    warning(title, &detail, shows_notices)
+}
+
+/// Where the journal lost records: what is shown around it is not all there was.
+fn lost(count: u64, error: &str, shows_notices: bool) -> SessionUpdate {
+    let title = "Part of this session was not recorded";
+    let detail = format!(
+        "{count} record{} could not be written to the session journal ({error}); what happened here is not all shown.",
+        if count == 1 { "" } else { "s" }
+    );
+    warning(title, &detail, shows_notices)
+}
+
+/// A warning: a notice where the client shows them, else a line of agent text.
+pub(crate) fn warning(title: &str, detail: &str, shows_notices: bool) -> SessionUpdate {
     if shows_notices {
         SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, title).description(detail))
     } else {

@@ -33,7 +33,7 @@ fn a_session_reads_back_as_written_and_replays_in_order() {
     j.turn_end(1, "end_turn", None);
     j.mode("full-access");
     j.setting("model", &SessionConfigOptionValue::value_id("gpt-5.5"));
-    let history = read(ID, j.path()).unwrap();
+    let history = read(dir.path(), ID).unwrap();
     assert_eq!(history.session_id, ID);
     assert!(history.skipped.is_empty());
     let facts = history.facts();
@@ -76,15 +76,16 @@ fn a_torn_last_line_is_skipped_and_damage_elsewhere_reported() {
     drop(j);
     let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
     f.write_all(b"{\"t\":\"update\",\"u\":{\"sessionUpd").unwrap();
-    let history = read(ID, &path).unwrap();
+    let history = read(dir.path(), ID).unwrap();
     assert_eq!(history.records.len(), 1);
     assert_eq!(history.skipped.len(), 1);
     assert!(history.skipped[0].contains("cut short"), "{:?}", history.skipped);
     // The journal goes on after the torn line once reopened: the torn bytes end a line of their own.
     f.write_all(b"\nnot json\n").unwrap();
-    let j = Journal::reopen(&path, DEFAULT_LIMIT, None).unwrap();
+    let session = crate::sessions::files::SessionDir::open(dir.path(), ID).unwrap();
+    let j = Journal::reopen(&session, session.hold().unwrap(), DEFAULT_LIMIT, None).unwrap();
     j.update(&text("after"));
-    let history = read(ID, &path).unwrap();
+    let history = read(dir.path(), ID).unwrap();
     assert_eq!(history.records.len(), 3, "{:?}", history.records);
     assert_eq!(history.skipped.len(), 2, "{:?}", history.skipped);
 }
@@ -104,7 +105,7 @@ fn a_turn_that_never_ended_is_closed_with_its_open_tool_calls_failed() {
     j.update(&SessionUpdate::ToolCall(
         ToolCall::new("open", "sleep").status(ToolCallStatus::InProgress),
     ));
-    let mut history = read(ID, j.path()).unwrap();
+    let mut history = read(dir.path(), ID).unwrap();
     assert_eq!(history.facts().open_turn, Some(1));
     let fix = repair(&history);
     assert_eq!(fix.len(), 2, "{fix:?}");
@@ -122,7 +123,7 @@ fn a_turn_that_never_ended_is_closed_with_its_open_tool_calls_failed() {
     j.records(&fix);
     history.records.extend(fix);
     assert_eq!(history.facts().open_turn, None);
-    assert!(repair(&read(ID, j.path()).unwrap()).is_empty());
+    assert!(repair(&read(dir.path(), ID).unwrap()).is_empty());
     let replay = updates(&history, true);
     assert!(
         matches!(replay.last(), Some(SessionUpdate::Notice(_))),
@@ -139,7 +140,7 @@ fn past_the_limit_updates_are_left_out_but_turns_are_kept() {
         j.update(&text("0123456789"));
     }
     j.turn_end(1, "end_turn", None);
-    let history = read(ID, j.path()).unwrap();
+    let history = read(dir.path(), ID).unwrap();
     let gaps = history
         .records
         .iter()
@@ -153,28 +154,35 @@ fn past_the_limit_updates_are_left_out_but_turns_are_kept() {
 #[test]
 fn unreadable_journals_say_why() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = read(ID, &dir.path().join("nope")).unwrap_err();
+    let missing = read(dir.path(), ID).unwrap_err();
     assert!(
         missing
             .to_string()
             .starts_with(&format!("no session `{ID}` is kept here")),
         "{missing}"
     );
-    let bad = dir.path().join("bad");
-    std::fs::write(&bad, "hello\n").unwrap();
+    let journal = |id: &str, text: &str| {
+        let path = crate::sessions::state::journal_path(dir.path(), id);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+    };
+    journal("bad", "hello\n");
     assert!(
-        read(ID, &bad)
+        read(dir.path(), "bad")
             .unwrap_err()
             .to_string()
             .contains("is not an acplb session journal")
     );
-    let newer = dir.path().join("newer");
-    std::fs::write(
-        &newer,
+    journal(
+        "newer",
         "{\"t\":\"open\",\"format\":99,\"session_id\":\"x\",\"cwd\":\"/\",\"at\":\"\"}\n",
-    )
-    .unwrap();
-    assert!(read(ID, &newer).unwrap_err().to_string().contains("newer acplb"));
+    );
+    assert!(
+        read(dir.path(), "newer")
+            .unwrap_err()
+            .to_string()
+            .contains("newer acplb")
+    );
 }
 
 #[test]
@@ -186,7 +194,7 @@ fn a_digest_keeps_the_newest_turns_within_its_size() {
         j.update(&text(&format!("answer {n}")));
         j.turn_end(n, "end_turn", None);
     }
-    let history = read(ID, j.path()).unwrap();
+    let history = read(dir.path(), ID).unwrap();
     let d = digest(&history, 600).unwrap();
     assert!(d.len() <= 700, "{}", d.len());
     assert!(d.contains("User: question 50\n\nAgent: answer 50"), "{d}");
@@ -214,12 +222,39 @@ fn a_history_reads_as_text_the_way_the_editor_showed_it() {
             .content(vec![ContentBlock::from("```\nREADME.md\n```").into()]),
     )));
     j.turn_end(1, "end_turn", None);
-    let shown = render(&read(ID, j.path()).unwrap());
+    let shown = render(&read(dir.path(), ID).unwrap());
     let expected = "\n── turn 1 · ";
     assert!(shown.contains(expected), "{shown}");
     let body = shown.split_once("\n> list files\n").unwrap().1;
     assert_eq!(
         body,
         "(thinking) Let me look.\nSure, running ls.\n⏺ ls [other]\n⏺ ls\n  │ README.md\n  └ completed\n── turn 1 ended: end_turn\n"
+    );
+}
+
+#[test]
+fn a_line_over_the_cap_is_skipped_unread_and_reported_and_the_rest_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.update(&text("before"));
+    let mut f = std::fs::OpenOptions::new().append(true).open(j.path()).unwrap();
+    f.write_all(format!("{}\n", "x".repeat(300)).as_bytes()).unwrap();
+    j.update(&text("after"));
+    let file = std::fs::File::open(j.path()).unwrap();
+    let history = super::history::from_reader(j.path(), file, 200).unwrap();
+    assert_eq!(
+        history.records,
+        [
+            Record::Update {
+                u: Box::new(text("before"))
+            },
+            Record::Update {
+                u: Box::new(text("after"))
+            },
+        ]
+    );
+    assert_eq!(
+        history.skipped,
+        ["line 3: 300 bytes, over the 200-byte line limit (not read)"]
     );
 }

@@ -7,7 +7,8 @@
 //! (ADR 0012), because an fsync per update would cost milliseconds on the hot path.
 //!
 //! Past the size limit, updates are left out (one [`Record::Gap`] says so); prompts, turn ends
-//! and settings are still written, so the conversation's shape survives.
+//! and settings are still written, so the conversation's shape survives. A record that cannot
+//! be written is lost, not the journal: the next record tries again (`loss.rs`, ADR 0015).
 
 use std::cell::{Cell, RefCell};
 use std::fs::File;
@@ -17,34 +18,41 @@ use std::path::{Path, PathBuf};
 use agent_client_protocol::v1::schema::{ContentBlock, SessionConfigOptionValue, SessionUpdate};
 use serde::Serialize;
 
+use super::lines::MAX_LINE;
+use super::loss::{JournalNews, Listener, Loss};
 use super::record::{FORMAT, Record, RecordRef, now};
-use crate::sessions::state;
+use crate::sessions::files::{Access, JOURNAL, SessionDir};
+use crate::sessions::hold::Hold;
 
 /// The default size limit of one journal (256 MiB).
 pub const DEFAULT_LIMIT: u64 = 256 << 20;
 
-/// A session's journal, open for appending. A journal that could not be opened, or that a
-/// write failed on, logs once and then writes nothing: the session goes on without it.
+/// A session's journal, open for appending, and the hold on its session (ADR 0015): while it is
+/// open no other process can open the session.
 #[derive(Debug)]
 pub struct Journal {
     path: PathBuf,
-    file: RefCell<Option<File>>,
+    file: RefCell<File>,
     buf: RefCell<Vec<u8>>,
+    /// The bytes in the file: every write that worked, from the size it had when opened.
     written: Cell<u64>,
     limit: u64,
+    /// The longest line written ([`MAX_LINE`], which readers skip past).
+    line_limit: usize,
     gap: Cell<bool>,
     thread: RefCell<Option<String>>,
+    loss: Loss,
+    _hold: Hold,
 }
 
 impl Journal {
-    /// Creates the journal of a new session (its folder `0700`, the file `0600`) and writes its
-    /// first line. Blocking: call it off the runtime thread.
+    /// Creates the journal of a new session (its folder `0700`, the file `0600`), holds the
+    /// session, and writes its first line. Blocking: call it off the runtime thread.
     pub fn create(state: &Path, session_id: &str, cwd: &Path, limit: u64) -> io::Result<Self> {
-        state::check_session_id(session_id).map_err(io::Error::other)?;
-        state::create_private_dir(&state::session_dir(state, session_id))?;
-        let path = state::journal_path(state, session_id);
-        let file = state::open_private_append(&path)?;
-        let journal = Self::with_file(path, file, 0, limit, None);
+        let dir = SessionDir::create(state, session_id)?;
+        let hold = dir.hold().map_err(io::Error::other)?;
+        let file = dir.file(JOURNAL, Access::Append { create: true })?;
+        let journal = Self::with_file(&dir, file, hold, limit, None)?;
         journal.write(&Record::Open {
             format: FORMAT,
             session_id: session_id.to_owned(),
@@ -54,26 +62,49 @@ impl Journal {
         Ok(journal)
     }
 
-    /// Opens an existing journal to go on appending (after a load or resume); `thread` is the
-    /// thread id it last recorded. Blocking.
-    pub fn reopen(path: &Path, limit: u64, thread: Option<String>) -> io::Result<Self> {
-        let file = std::fs::OpenOptions::new().append(true).open(path)?;
-        let size = file.metadata()?.len();
-        let journal = Self::with_file(path.to_owned(), file, size, limit, thread);
+    /// Opens the existing journal in `dir` to go on appending (after a load or resume), for
+    /// the process holding the session (`hold`); `thread` is the thread id it last recorded.
+    /// Blocking.
+    pub fn reopen(dir: &SessionDir, hold: Hold, limit: u64, thread: Option<String>) -> io::Result<Self> {
+        let file = dir.file(JOURNAL, Access::Append { create: false })?;
+        let journal = Self::with_file(dir, file, hold, limit, thread)?;
+        journal.loss.torn.set(!ends_a_line(dir)?);
         journal.write(&Record::Reopened { at: now() });
         Ok(journal)
     }
 
-    fn with_file(path: PathBuf, file: File, written: u64, limit: u64, thread: Option<String>) -> Self {
-        Self {
-            path,
-            file: RefCell::new(Some(file)),
+    fn with_file(
+        dir: &SessionDir,
+        file: File,
+        hold: Hold,
+        limit: u64,
+        thread: Option<String>,
+    ) -> io::Result<Self> {
+        let size = file.metadata()?.len();
+        Ok(Self {
+            path: dir.journal_path(),
+            file: RefCell::new(file),
             buf: RefCell::new(Vec::with_capacity(4096)),
-            written: Cell::new(written),
+            written: Cell::new(size),
             limit,
+            line_limit: MAX_LINE,
             gap: Cell::new(false),
             thread: RefCell::new(thread),
-        }
+            loss: Loss::default(),
+            _hold: hold,
+        })
+    }
+
+    /// From now on `listener` hears when records start being lost and when writing works
+    /// again (it is told at once if records are being lost now). It must not write to this
+    /// journal.
+    pub fn listen(&self, listener: Listener) {
+        self.loss.listen(listener);
+    }
+
+    /// How many records were lost or left out since the journal was opened.
+    pub fn lost(&self) -> u64 {
+        self.loss.total()
     }
 
     /// Where it is.
@@ -147,23 +178,128 @@ impl Journal {
     }
 
     fn write<T: Serialize>(&self, record: &T) {
-        let mut file = self.file.borrow_mut();
-        let Some(f) = file.as_mut() else {
-            return;
+        let news = {
+            let mut buf = self.buf.borrow_mut();
+            buf.clear();
+            self.encode(&mut buf, record);
+            self.put(&buf)
         };
-        let mut buf = self.buf.borrow_mut();
-        buf.clear();
-        if let Err(e) = serde_json::to_writer(&mut *buf, record) {
-            tracing::warn!(error = %e, "a journal record could not be encoded; left out");
-            return;
+        // Told with nothing borrowed: the listener may do what it likes but write here.
+        if let Some(news) = news {
+            self.loss.tell(news);
         }
-        buf.push(b'\n');
-        match f.write_all(&buf) {
-            Ok(()) => self.written.set(self.written.get() + buf.len() as u64),
-            Err(e) => {
-                tracing::warn!(path = %self.path.display(), error = %e, "writing the session journal failed; it stops here");
-                *file = None;
+    }
+
+    /// Puts `record` into `buf` as a line, after the mark of the records lost before it; a
+    /// record that cannot be encoded or is over the line limit is left out, marked in its place.
+    fn encode<T: Serialize>(&self, buf: &mut Vec<u8>, record: &T) {
+        if self.loss.torn.get() {
+            // The file ends in part of a line (a write failed midway and could not be cut off,
+            // or acplb was killed while writing it): end that line first, so it reads as one
+            // damaged line and this one as whole.
+            buf.push(b'\n');
+        }
+        if let Some((count, error)) = self.loss.pending() {
+            line(
+                buf,
+                &Record::Lost {
+                    count,
+                    error,
+                    at: now(),
+                },
+            );
+        }
+        let start = buf.len();
+        let left_out = match serde_json::to_writer(&mut *buf, record) {
+            Err(e) => Some(format!("a record could not be encoded: {e}")),
+            Ok(()) if buf.len() - start > self.line_limit => Some(format!(
+                "a record of {} bytes is over the line limit of {} bytes",
+                buf.len() - start,
+                self.line_limit
+            )),
+            Ok(()) => None,
+        };
+        match left_out {
+            None => buf.push(b'\n'),
+            Some(why) => {
+                tracing::warn!(path = %self.path.display(), "{why}; left out of the journal");
+                buf.truncate(start);
+                self.loss.left_out();
+                let lost = Record::Lost {
+                    count: 1,
+                    error: why,
+                    at: now(),
+                };
+                line(buf, &lost);
             }
         }
     }
+
+    /// Appends `bytes`; what the session should hear about it, if anything.
+    fn put(&self, bytes: &[u8]) -> Option<JournalNews> {
+        match self.append(bytes) {
+            Ok(()) => {
+                self.written.set(self.written.get() + bytes.len() as u64);
+                self.loss.torn.set(false);
+                let news = self.loss.written();
+                if let Some(JournalNews::Recovered { lost }) = &news {
+                    tracing::info!(path = %self.path.display(), lost, "the session journal is written again");
+                }
+                news
+            }
+            Err(e) => {
+                let news = self.loss.failed(&e);
+                if news.is_some() {
+                    tracing::warn!(path = %self.path.display(), error = %e, "a session journal record could not be written; trying again with the next one");
+                }
+                news
+            }
+        }
+    }
+
+    /// One `write(2)` of `bytes` as a rule (more only when the kernel takes part of them). A
+    /// write that fails midway is cut off again, so the file ends with a whole line.
+    fn append(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut file = self.file.borrow_mut();
+        let mut done = 0;
+        while done < bytes.len() {
+            let e = match file.write(&bytes[done..]) {
+                Ok(0) => io::Error::from(io::ErrorKind::WriteZero),
+                Ok(n) => {
+                    done += n;
+                    continue;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => e,
+            };
+            if done > 0 && file.set_len(self.written.get()).is_err() {
+                self.loss.torn.set(true);
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
 }
+
+/// Whether the journal in `dir` is empty or ends with a newline (not with a line cut short).
+fn ends_a_line(dir: &SessionDir) -> io::Result<bool> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut file = dir.file(JOURNAL, Access::Read)?;
+    if file.seek(SeekFrom::End(0))? == 0 {
+        return Ok(true);
+    }
+    file.seek(SeekFrom::End(-1))?;
+    let mut last = [0u8];
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// Encodes `record` into `buf` as one line (a record of acplb's own, which always encodes).
+fn line(buf: &mut Vec<u8>, record: &Record) {
+    if serde_json::to_writer(&mut *buf, record).is_ok() {
+        buf.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -7,15 +7,15 @@
 //! a writer that skipped the lock (an older or foreign tool): the whole round is tried again.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write as _};
-use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::value::RawValue;
 
 use super::error::RegistryError;
+use crate::sessions::files::{self, Access};
 
 /// The sessions of one file, by session id, each as the JSON text stored: an update parses
 /// only the entry it changes, and entries a newer acplb wrote keep every field.
@@ -100,7 +100,7 @@ fn current_version(path: &Path) -> Result<u64, RegistryError> {
         source,
     };
     let mut head = [0u8; 48];
-    let n = match File::open(path) {
+    let n = match files::open(path, Access::Read) {
         Ok(f) => f.take(head.len() as u64).read(&mut head).map_err(read_error)?,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(read_error(e)),
@@ -108,7 +108,7 @@ fn current_version(path: &Path) -> Result<u64, RegistryError> {
     if let Some(version) = version_in_head(&head[..n]) {
         return Ok(version);
     }
-    let bytes = std::fs::read(path).map_err(read_error)?;
+    let bytes = read_bytes(path).map_err(read_error)?;
     serde_json::from_slice::<VersionOnly>(&bytes)
         .map(|v| v.version)
         .map_err(|source| RegistryError::Parse {
@@ -127,9 +127,18 @@ fn version_in_head(head: &[u8]) -> Option<u64> {
     std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
 }
 
+/// The bytes of the registry file at `path`: never through a link, never a FIFO (which would
+/// wait for a writer for ever).
+pub(super) fn read_bytes(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    files::open(path, Access::Read)?.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Reads and parses a registry file; a missing file is an empty registry at version 0.
 pub(super) fn read(path: &Path) -> Result<Doc, RegistryError> {
-    match std::fs::read(path) {
+    match read_bytes(path) {
         Ok(bytes) => Doc::parse(&bytes).map_err(|source| RegistryError::Parse {
             path: path.to_owned(),
             source,
@@ -193,17 +202,10 @@ pub(super) fn lock_path(path: &Path) -> PathBuf {
 }
 
 fn open_lock(lock_path: &Path) -> Result<File, RegistryError> {
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(lock_path)
-        .map_err(|source| RegistryError::Lock {
-            path: lock_path.to_owned(),
-            source,
-        })
+    files::open(lock_path, Access::ReadWriteCreate).map_err(|source| RegistryError::Lock {
+        path: lock_path.to_owned(),
+        source,
+    })
 }
 
 /// Runs `body` holding the lock, which is polled with a growing pause (1 ms up to 8 ms, so a

@@ -70,7 +70,7 @@ fn key_of(file_name: &str) -> Option<&str> {
 }
 
 fn read_file(key: &str, path: &Path, listing: &mut Listing) {
-    let bytes = match std::fs::read(path) {
+    let bytes = match super::file::read_bytes(path) {
         Ok(b) => b,
         // Removed since the folder was listed: nothing to show.
         Err(e) if e.kind() == io::ErrorKind::NotFound => return,

@@ -64,6 +64,19 @@ fn turn(n: u64) -> Vec<Record> {
     ]
 }
 
+/// The next lines, each whole.
+fn whole(follower: &mut Follower) -> Vec<Vec<u8>> {
+    follower
+        .next_lines()
+        .unwrap()
+        .into_iter()
+        .map(|line| match line {
+            crate::transport::Frame::Line(text) => text.into_bytes(),
+            other => panic!("{other:?}"),
+        })
+        .collect()
+}
+
 fn append(path: &Path, bytes: &str) {
     let mut file = std::fs::OpenOptions::new()
         .create(true)
@@ -86,7 +99,7 @@ fn a_torn_line_waits_for_its_newline_and_a_missing_journal_for_its_first() {
     let first = line(&text("one"));
     let (head, tail) = first.split_at(10);
     append(&path, &format!("{header}{head}"));
-    assert_eq!(follower.next_lines().unwrap(), [header.trim_end().as_bytes()]);
+    assert_eq!(whole(&mut follower), [header.trim_end().as_bytes()]);
     assert!(
         follower.next_lines().unwrap().is_empty(),
         "the torn line is held back"
@@ -94,11 +107,11 @@ fn a_torn_line_waits_for_its_newline_and_a_missing_journal_for_its_first() {
     let second = line(&text("two"));
     append(&path, &format!("{tail}{second}"));
     assert_eq!(
-        follower.next_lines().unwrap(),
+        whole(&mut follower),
         [first.trim_end().as_bytes(), second.trim_end().as_bytes()]
     );
     append(&path, "\n");
-    assert_eq!(follower.next_lines().unwrap(), [b"".as_slice()]);
+    assert_eq!(whole(&mut follower), [b"".as_slice()]);
 }
 
 #[test]
@@ -154,7 +167,8 @@ fn records_render_one_at_a_time_as_the_whole_history_does() {
 fn follow_prints_every_record_once_in_order_while_it_is_written() {
     const TURNS: u64 = 40;
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("journal.jsonl");
+    let path = crate::sessions::state::journal_path(dir.path(), ID);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let writer = {
         let (path, stop) = (path.clone(), Arc::clone(&stop));
@@ -180,7 +194,7 @@ fn follow_prints_every_record_once_in_order_while_it_is_written() {
     follow(&path, &mut out, &stop).unwrap();
     writer.join().unwrap();
     let shown = String::from_utf8(out).unwrap();
-    assert_eq!(shown, render(&read(ID, &path).unwrap()));
+    assert_eq!(shown, render(&read(dir.path(), ID).unwrap()));
     for n in 1..=TURNS {
         assert_eq!(
             shown.matches(&format!("\n> question {n}\n")).count(),
