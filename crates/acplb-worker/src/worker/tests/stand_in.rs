@@ -226,6 +226,7 @@ impl ProviderAdapter for Scripted {
                 agent: "Scripted".into(),
                 asks: false,
                 steer: false,
+                booleans: false,
             },
             refuses_sse_mcp: None,
             commands: Vec::new(),
