@@ -16,24 +16,34 @@ pub const POISON: [&str; 3] = [
 ];
 
 /// Puts into the queue folder `dir` a directory, a FIFO and a symlink to a valid message file
-/// outside the queue, each named like a waiting message.
+/// outside the queue, each named like a waiting message. Each is made in a staging folder beside
+/// the queue and renamed in whole, since a live consumer may set an entry aside the moment it
+/// appears.
 pub fn plant(dir: &Path) {
     std::fs::create_dir_all(dir).unwrap();
-    let folder = dir.join(format!("{}.json", POISON[0]));
+    let outer = dir.parent().unwrap().parent().unwrap();
+    let staging = outer.join(format!("staging-{}", std::process::id()));
+    std::fs::create_dir_all(&staging).unwrap();
+    let folder = staging.join(format!("{}.json", POISON[0]));
     std::fs::create_dir(&folder).unwrap();
     std::fs::write(folder.join("inside"), "x").unwrap();
     nix::unistd::mkfifo(
-        &dir.join(format!("{}.json", POISON[1])),
+        &staging.join(format!("{}.json", POISON[1])),
         nix::sys::stat::Mode::from_bits_truncate(0o600),
     )
     .unwrap();
-    let outside = dir.parent().unwrap().parent().unwrap().join("elsewhere.json");
+    let outside = outer.join("elsewhere.json");
     let message = format!(
         r#"{{"id":"{}","text":"SYMLINKED-TOKEN","sentAt":"2026-01-01T00:00:00.000Z"}}"#,
         POISON[2]
     );
     std::fs::write(&outside, message).unwrap();
-    std::os::unix::fs::symlink(&outside, dir.join(format!("{}.json", POISON[2]))).unwrap();
+    std::os::unix::fs::symlink(&outside, staging.join(format!("{}.json", POISON[2]))).unwrap();
+    for id in POISON {
+        let name = format!("{id}.json");
+        std::fs::rename(staging.join(&name), dir.join(&name)).unwrap();
+    }
+    std::fs::remove_dir(&staging).unwrap();
 }
 
 /// Whether every poison entry of [`plant`] was set aside as `<id>.bad`.
