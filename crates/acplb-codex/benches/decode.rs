@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use acplb_codex::decode::{Decoder, DecoderOptions, FileTexts, OldText};
+use acplb_codex::exec::decode::{Decoder, DecoderOptions, FileTexts, OldText};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use serde_json::json;
 

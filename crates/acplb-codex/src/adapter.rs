@@ -10,7 +10,8 @@ use acplb_core::session::options::OptionCatalog;
 use async_trait::async_trait;
 
 use crate::appserver::{self, AppServer};
-use crate::exec::{self, CodexOptions};
+use crate::exec;
+use crate::options::CodexOptions;
 
 /// How acplb talks to Codex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,7 +68,7 @@ impl CodexAdapter {
     /// A provider running Codex as `options` say, over `transport`, offering `catalog`.
     pub fn new(options: CodexOptions, transport: Transport, catalog: OptionCatalog) -> Self {
         let (capabilities, server) = match transport {
-            Transport::Exec => (exec::exec_capabilities(catalog), None),
+            Transport::Exec => (exec::capabilities(catalog), None),
             Transport::AppServer => (
                 appserver::capabilities(catalog),
                 Some(AppServer::new(options.clone())),
@@ -95,8 +96,8 @@ impl ProviderAdapter for CodexAdapter {
 
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         match &self.server {
-            Some(server) => Ok(server.open_session(setup)),
-            None => Ok(exec::open_exec_session(&self.options, setup)),
+            Some(server) => Ok(appserver::open_session(server, setup)),
+            None => Ok(exec::open_session(&self.options, setup)),
         }
     }
 

@@ -5,22 +5,23 @@
 
 mod adapter;
 pub mod appserver;
-mod args;
 mod catalog;
 pub mod command;
-pub mod decode;
-mod exec;
-mod files;
+pub mod exec;
 mod images;
 mod instructions;
+pub mod items;
 mod mcp;
+mod options;
+mod outcome;
 pub mod output;
+mod prepare;
+mod render;
 mod transcript;
-mod turn;
-pub mod wire;
 
 pub use adapter::{CodexAdapter, Transport};
 pub use catalog::{BUILTIN_DEFAULT_MODEL, catalog, default_catalog};
-pub use exec::CodexOptions;
 pub use mcp::McpLauncher;
+pub use options::CodexOptions;
+pub use render::DecoderOptions;
 pub use transcript::session_dir_name;

@@ -12,7 +12,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 use crate::error::PlaybackError;
-use acplb_codex::decode::{DecodeError, Decoder, DecoderOptions, NoFileTexts, Signal};
+use acplb_codex::exec::decode::{DecodeError, Decoder, DecoderOptions, NoFileTexts, Signal};
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use read::Record;
 use write::Out;

@@ -15,7 +15,6 @@
 //! type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields,
@@ -26,37 +25,12 @@ use super::signal::failure;
 pub use super::signal::{AppSignal, TurnEnd};
 use super::text::{Kind, Streams};
 use super::wire::{self, read};
-use crate::decode::{DecoderOptions, Totals, emit};
-use crate::output::{DEFAULT_MAX_OUTPUT_BYTES, StreamedOutput};
+use crate::output::StreamedOutput;
+pub use crate::render::DecoderOptions;
+use crate::render::{Warnings, emit, usage::Totals};
 use items::item;
 
 mod items;
-
-/// How an [`AppDecoder`] renders updates.
-#[derive(Debug, Clone)]
-pub struct AppDecoderOptions {
-    /// Absolute working directory of the session: relative paths resolve against it and titles
-    /// show paths relative to it.
-    pub cwd: PathBuf,
-    /// Whether the client shows `notice` updates; otherwise warnings become thoughts.
-    pub notices: bool,
-    /// Bound on the output text of one tool call, in bytes.
-    pub max_output_bytes: usize,
-    /// Prefix of every tool call and message id, unique per turn.
-    pub id_prefix: String,
-}
-
-impl AppDecoderOptions {
-    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self {
-            cwd: cwd.into(),
-            notices: false,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-            id_prefix: String::new(),
-        }
-    }
-}
 
 /// A tool call shown as started and not yet finished.
 #[derive(Debug)]
@@ -112,28 +86,23 @@ pub struct AppDecoder {
     /// An `error` that does not retry, held back until `turn/completed` shows whether the
     /// failure repeats it.
     pending_error: Option<String>,
-    /// The last warning shown, so a retry loop does not repeat the same one.
-    last_warning: Option<String>,
-    warnings: usize,
+    warnings: Warnings,
+    /// Warnings shown as thoughts, for their ids.
+    warning_thoughts: usize,
 }
 
 impl AppDecoder {
     /// A decoder for one turn.
-    pub fn new(options: AppDecoderOptions) -> Self {
+    pub fn new(options: DecoderOptions) -> Self {
         Self {
-            opts: DecoderOptions {
-                cwd: options.cwd,
-                notices: options.notices,
-                max_output_bytes: options.max_output_bytes,
-                id_prefix: options.id_prefix,
-            },
+            opts: options,
             streams: Streams::new(),
             open: Vec::new(),
             unknown: BTreeMap::new(),
             last_plan: None,
             pending_error: None,
-            last_warning: None,
-            warnings: 0,
+            warnings: Warnings::default(),
+            warning_thoughts: 0,
         }
     }
 
@@ -351,17 +320,9 @@ impl AppDecoder {
 
     /// A non-fatal problem: a notice when the client shows them, else a labelled thought.
     fn warning(&mut self, message: &str, out: &mut Vec<SessionUpdate>) {
-        if self.last_warning.as_deref() == Some(message) {
-            tracing::debug!(message, "repeated codex warning not shown again");
-            return;
-        }
-        self.last_warning = Some(message.to_owned());
-        let text = format!("Codex warning: {message}");
-        if self.opts.notices {
-            emit::warning_notice(out, text);
-        } else {
-            self.warnings += 1;
-            let id = format!("{}warning_{}", self.opts.id_prefix, self.warnings);
+        if let Some(text) = self.warnings.show(message, self.opts.notices, out) {
+            self.warning_thoughts += 1;
+            let id = format!("{}warning_{}", self.opts.id_prefix, self.warning_thoughts);
             self.streams.completed(Kind::Thought, &id, &text, out);
         }
     }

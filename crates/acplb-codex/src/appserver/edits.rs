@@ -14,9 +14,9 @@ use agent_client_protocol::v1::schema::{
 use serde_json::json;
 
 use super::wire::{FileChangeItem, FileUpdateChange, PatchKind};
-use crate::decode::DecoderOptions;
-use crate::decode::files::{display_path, edit_call as exec_edit_call};
-use crate::wire::{ChangeKind, FileChange, ItemStatus, PathChange};
+use crate::items::{ChangeKind, FileChange, ItemStatus, PathChange};
+use crate::render::DecoderOptions;
+use crate::render::edits::{display_path, edit_call as exec_edit_call};
 
 /// The line standing for the unchanged lines between two hunks.
 const GAP: &str = "⋯\n";

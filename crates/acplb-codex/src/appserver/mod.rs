@@ -24,10 +24,16 @@ mod turn_input;
 mod user_input;
 mod wire;
 
-use acplb_core::provider::ProviderCapabilities;
+use acplb_core::provider::{ProviderCapabilities, ProviderSession, SessionSetup};
 use acplb_core::session::options::OptionCatalog;
 
 pub use server::AppServer;
+
+/// A session on `server`; the server (if it is not running) and the session's thread start in
+/// the background, so `session/new` is answered at once.
+pub(crate) fn open_session(server: &AppServer, setup: SessionSetup) -> Box<dyn ProviderSession> {
+    Box::new(session::AppSession::new(server.clone(), setup))
+}
 
 /// What the app-server transport offers: it asks before acting, can be steered, accepts
 /// MCP servers over stdio and HTTP, and has slash commands.
@@ -36,7 +42,7 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
     catalog.steer = true;
     ProviderCapabilities {
         catalog,
-        refuses_sse_mcp: Some(crate::exec::SSE_REFUSAL.into()),
+        refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),
         commands: commands::available(),
     }
 }

@@ -9,7 +9,6 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use acplb_core::error::ProviderError;
-use acplb_core::provider::{ProviderSession, SessionSetup};
 use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
 use futures::FutureExt as _;
@@ -22,8 +21,7 @@ use super::liveness::{self, Limits};
 use super::pipes::{self, Reader};
 use super::rpc::{Gone, Rpc, RpcFailure};
 use super::served::ServedSecrets;
-use super::session::AppSession;
-use crate::exec::{CodexOptions, child_env};
+use crate::options::{CodexOptions, child_env};
 use crate::transcript::Transcript;
 
 /// The transcript of one app-server process, shared by its reader and `connect`.
@@ -41,6 +39,14 @@ pub(crate) struct Conn {
     pub(crate) generation: u64,
     /// The marker the server and everything it starts carry (for a per-thread sweep).
     pub(crate) marker: Rc<str>,
+}
+
+/// A server just spawned: its connection, how to stop it, its reader task, its transcript.
+struct Started {
+    conn: Conn,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<()>,
+    transcript: ProcessTranscript,
 }
 
 #[derive(Debug)]
@@ -98,13 +104,6 @@ impl AppServer {
 
     pub(crate) fn options(&self) -> &CodexOptions {
         &self.inner.options
-    }
-
-    /// A session on this server; the server (if it is not running) and the session's thread
-    /// start in the background, so `session/new` is answered at once.
-    pub(crate) fn open_session(&self, setup: SessionSetup) -> Box<dyn ProviderSession> {
-        // The session starts the server (if need be) and its thread in the background.
-        Box::new(AppSession::new(self.clone(), setup))
     }
 
     /// A session's secrets, from now on cut from everything the server prints.
@@ -172,7 +171,12 @@ impl AppServer {
         }
         let generation = self.inner.generation.get() + 1;
         self.inner.generation.set(generation);
-        let (conn, stop, task, transcript) = self.start(generation)?;
+        let Started {
+            conn,
+            stop,
+            task,
+            transcript,
+        } = self.start(generation)?;
         *self.inner.running.borrow_mut() = Some(Running {
             conn: conn.clone(),
             ready: false,
@@ -271,14 +275,8 @@ impl AppServer {
         }
     }
 
-    #[allow(
-        clippy::type_complexity,
-        reason = "the four parts of a started server, used once"
-    )]
-    fn start(
-        &self,
-        generation: u64,
-    ) -> Result<(Conn, oneshot::Sender<()>, JoinHandle<()>, ProcessTranscript), ProviderError> {
+    /// Spawns server number `generation` with its writer, reader and liveness watch.
+    fn start(&self, generation: u64) -> Result<Started, ProviderError> {
         let options = &self.inner.options;
         let mut args: Vec<std::ffi::OsString> = vec!["app-server".into()];
         for o in &options.overrides {
@@ -326,16 +324,16 @@ impl AppServer {
             transcript: Rc::clone(&transcript),
         }));
         tokio::task::spawn_local(liveness::watch(rpc.clone(), limits.request));
-        Ok((
-            Conn {
+        Ok(Started {
+            conn: Conn {
                 rpc,
                 generation,
                 marker,
             },
-            stop_tx,
+            stop: stop_tx,
             task,
             transcript,
-        ))
+        })
     }
 
     async fn stop_current(&self) {

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::wire;
-use crate::decode::Totals;
+use crate::render::usage::Totals;
 
 /// A turn-level fact the caller acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -52,7 +52,7 @@ pub enum TurnEnd {
 /// A failed turn's end: Codex's message (with its details) and whether it was a 401.
 pub(super) fn failure(error: wire::TurnError) -> TurnEnd {
     let auth_required =
-        is_unauthorized(error.codex_error_info.as_ref()) || crate::decode::is_auth_error(&error.message);
+        is_unauthorized(error.codex_error_info.as_ref()) || crate::outcome::is_auth_error(&error.message);
     let message = match error.additional_details.filter(|d| !d.is_empty()) {
         Some(details) => format!("{} ({details})", error.message),
         None => error.message,

@@ -3,7 +3,7 @@
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 
-use crate::decode::emit;
+use crate::render::emit;
 
 /// Which ACP chunk a stream becomes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

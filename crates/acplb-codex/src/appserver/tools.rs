@@ -16,11 +16,11 @@ use super::wire::{
     SubAgentItem, WebSearchItem, read,
 };
 use crate::command::{self, CommandClass, FileRef};
-use crate::decode::DecoderOptions;
-use crate::decode::files::display_path;
-use crate::decode::tools::{command_finish, mcp_call, mcp_finish, short_title, web_call, web_finish};
+use crate::items::{self, ErrorItem, ItemStatus, McpResult, McpToolCall, WebSearch};
 use crate::output::{StreamedOutput, bounded_string, fenced_bounded};
-use crate::wire::{self, ErrorItem, ItemStatus, McpResult, McpToolCall, WebSearch};
+use crate::render::DecoderOptions;
+use crate::render::edits::display_path;
+use crate::render::tools::{command_finish, mcp_call, mcp_finish, short_title, web_call, web_finish};
 
 /// A tool item of any kind Codex reports.
 #[derive(Debug)]
@@ -180,7 +180,7 @@ fn finish_command(
     opts: &DecoderOptions,
 ) -> ToolCallUpdateFields {
     let streamed_only = item.aggregated_output.is_none();
-    let mut exec = wire::CommandExecution {
+    let mut exec = items::CommandExecution {
         command: item.command,
         aggregated_output: item.aggregated_output.unwrap_or_default(),
         exit_code: item.exit_code,

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use agent_client_protocol::v1::schema::SessionUpdate;
 use serde_json::{Map, Value, json};
 
-use crate::decode::emit;
+use crate::render::emit;
 
 /// The `result` that answers the request (an empty answer per question) so the turn never
 /// hangs, and an agent message in `out` showing the questions.

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use acplb_codex::appserver::approval::{Ask, answer_user_input};
-use acplb_codex::appserver::decode::{AppDecoder, AppDecoderOptions};
+use acplb_codex::appserver::decode::{AppDecoder, DecoderOptions};
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde_json::{Value, json};
 
@@ -26,9 +26,9 @@ fn fixtures_dir() -> PathBuf {
 }
 
 fn decoder(turn: usize) -> AppDecoder {
-    AppDecoder::new(AppDecoderOptions {
+    AppDecoder::new(DecoderOptions {
         id_prefix: format!("t{turn}/"),
-        ..AppDecoderOptions::new(CWD)
+        ..DecoderOptions::new(CWD)
     })
 }
 

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use acplb_codex::decode::{Decoder, DecoderOptions, FileTexts, OldText};
+use acplb_codex::exec::decode::{Decoder, DecoderOptions, FileTexts, OldText};
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde::Deserialize;
 

@@ -6,7 +6,7 @@
 use std::io::{BufRead, Write};
 use std::path::Path;
 
-use acplb_codex::appserver::decode::{AppDecoder, AppDecoderOptions};
+use acplb_codex::appserver::decode::{AppDecoder, DecoderOptions};
 use agent_client_protocol::v1::schema::ToolCallStatus;
 use serde_json::{Value, json};
 
@@ -163,7 +163,7 @@ fn new_decoder(opts: &DecodeOptions) -> AppDecoder {
         .clone()
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
-    AppDecoder::new(AppDecoderOptions {
+    AppDecoder::new(DecoderOptions {
         cwd,
         notices: opts.notices,
         max_output_bytes: MAX_OUTPUT_BYTES,

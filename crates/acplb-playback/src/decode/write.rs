@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::sync::mpsc::Receiver;
 
-use acplb_codex::decode::Signal;
+use acplb_codex::exec::decode::Signal;
 use agent_client_protocol::v1::schema::SessionUpdate;
 
 /// The envelope every update is printed in.

@@ -4,12 +4,12 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::appserver::decode::AppDecoderOptions;
+use crate::appserver::decode::DecoderOptions;
 
 fn decoder() -> AppDecoder {
-    AppDecoder::new(AppDecoderOptions {
+    AppDecoder::new(DecoderOptions {
         id_prefix: "t1/".into(),
-        ..AppDecoderOptions::new("/workspace")
+        ..DecoderOptions::new("/workspace")
     })
 }
 

@@ -8,8 +8,8 @@ use super::{AppDecoder, OpenCall};
 use crate::appserver::text::Kind;
 use crate::appserver::tools::{self, Tool};
 use crate::appserver::wire::{self, ItemHead, read};
-use crate::decode::emit;
 use crate::output::StreamedOutput;
+use crate::render::emit;
 
 impl AppDecoder {
     pub(super) fn item_started(

@@ -6,9 +6,9 @@ use serde_json::{Value, json};
 use super::*;
 
 fn decoder() -> AppDecoder {
-    AppDecoder::new(AppDecoderOptions {
+    AppDecoder::new(DecoderOptions {
         id_prefix: "t1/".into(),
-        ..AppDecoderOptions::new("/workspace")
+        ..DecoderOptions::new("/workspace")
     })
 }
 
@@ -88,9 +88,9 @@ fn a_completed_text_longer_than_its_deltas_adds_the_rest() {
 
 #[test]
 fn command_output_streams_bounded_and_the_last_version_stands() {
-    let mut d = AppDecoder::new(AppDecoderOptions {
+    let mut d = AppDecoder::new(DecoderOptions {
         max_output_bytes: 100,
-        ..AppDecoderOptions::new("/workspace")
+        ..DecoderOptions::new("/workspace")
     });
     let mut messages = vec![item("item/started", command("c1", "inProgress", Value::Null))];
     for n in 0..50 {
@@ -219,9 +219,9 @@ fn retries_are_warnings_and_a_failure_is_shown_once() {
         }]
     );
     // With notices, and a turn that fails with another message: the held error shows.
-    let mut d = AppDecoder::new(AppDecoderOptions {
+    let mut d = AppDecoder::new(DecoderOptions {
         notices: true,
-        ..AppDecoderOptions::new("/w")
+        ..DecoderOptions::new("/w")
     });
     let (updates, signals) = run(&mut d, &[error("first", false), failed("second", Value::Null)]);
     assert_eq!(

@@ -5,10 +5,11 @@
 use super::super::rpc::{Gone, RpcFailure};
 use super::turn::{Ended, TurnRun, call};
 use super::{
-    AppDecoderOptions, AppSession, Conn, Found, MAX_PROMPT_CHARS, ProviderError, Rpc, SessionInfoUpdate,
-    SessionSink, SessionUpdate, Slash, StopReason, Totals, Transcript, TurnEnd, TurnOutcome, TurnRequest,
-    Value, commands, config, json, turn_delta, turn_input,
+    AppSession, Conn, DecoderOptions, Found, ProviderError, Rpc, SessionInfoUpdate, SessionSink,
+    SessionUpdate, Slash, Totals, Transcript, TurnEnd, TurnOutcome, TurnRequest, Value, commands, config,
+    json, turn_input,
 };
+use crate::outcome::{Ending, outcome};
 
 /// A thread started now got this turn's instructions with it; one started early gets them
 /// now, and a continued one gets the plugins' news, as developer messages of its history.
@@ -78,8 +79,8 @@ pub(super) fn start_request(
 }
 
 impl AppSession {
-    pub(super) fn decoder_options(&self) -> AppDecoderOptions {
-        AppDecoderOptions {
+    pub(super) fn decoder_options(&self) -> DecoderOptions {
+        DecoderOptions {
             cwd: self.setup.cwd.clone(),
             notices: self.setup.client_shows_notices,
             max_output_bytes: self.server.options().max_output_bytes,
@@ -99,28 +100,6 @@ impl AppSession {
             rate_limits: rate_limits.as_ref(),
         }
         .render()
-    }
-
-    /// What must hold before a turn is sent: a prompt Codex accepts, a workspace that exists
-    /// (the shared server runs elsewhere, so a deleted one shows only here).
-    pub(super) fn check(&self, turn: &TurnRequest) -> Result<(), ProviderError> {
-        let chars = turn.prompt.text.chars().count();
-        if chars > MAX_PROMPT_CHARS {
-            return Err(ProviderError::Prepare(format!(
-                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
-            )));
-        }
-        match std::fs::metadata(&self.setup.cwd) {
-            Ok(m) if m.is_dir() => Ok(()),
-            Ok(_) => Err(ProviderError::WorkDirGone {
-                cwd: self.setup.cwd.clone(),
-                source: std::io::Error::other("it is no longer a directory"),
-            }),
-            Err(source) => Err(ProviderError::WorkDirGone {
-                cwd: self.setup.cwd.clone(),
-                source,
-            }),
-        }
     }
 
     /// The turn's stream ended: its transcript is closed and what it taught is kept.
@@ -163,34 +142,26 @@ impl AppSession {
         end: Ended,
         start_totals: &Totals,
     ) -> Result<TurnOutcome, ProviderError> {
-        let cancelled = TurnOutcome {
-            stop_reason: StopReason::Cancelled,
-            usage: None,
-        };
-        match end {
-            Ended::Turn(TurnEnd::Completed) => Ok(TurnOutcome {
-                stop_reason: StopReason::EndTurn,
-                usage: Some(turn_delta(start_totals, &self.totals)),
-            }),
-            Ended::Turn(TurnEnd::Interrupted) | Ended::Cancelled => Ok(cancelled),
+        let ending = match end {
+            Ended::Turn(TurnEnd::Completed) => Ending::Completed {
+                before: *start_totals,
+                after: self.totals,
+            },
+            Ended::Turn(TurnEnd::Interrupted) | Ended::Cancelled => Ending::Cancelled,
             Ended::Turn(TurnEnd::Failed {
                 message,
-                auth_required: true,
-            }) => Err(ProviderError::AuthRequired {
-                message: format!(
-                    "{} (run `codex login`, or set the provider's API key)",
-                    self.secrets.redact_known(&message)
-                ),
-            }),
-            Ended::Turn(TurnEnd::Failed { message, .. }) => Err(ProviderError::TurnFailed {
-                message: self.secrets.redact_known(&message).into_owned(),
-            }),
+                auth_required,
+            }) => Ending::Failed {
+                message,
+                auth_required,
+            },
             Ended::Gone(gone) => {
                 // The next turn resumes the thread on a new server.
                 self.thread = None;
-                Err(self.gone_error(&gone))
+                return Err(self.gone_error(&gone));
             }
-        }
+        };
+        outcome(ending, &self.secrets)
     }
 
     /// The error for a turn whose server died or stopped answering (its stderr was cleared of

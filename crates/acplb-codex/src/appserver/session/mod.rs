@@ -24,14 +24,15 @@ use tokio::task::JoinHandle;
 use super::approval::{Ask, answer_user_input};
 use super::commands::{self, Slash};
 use super::config;
-use super::decode::{AppDecoder, AppDecoderOptions, AppSignal, TurnEnd};
+use super::decode::{AppDecoder, AppSignal, DecoderOptions, TurnEnd};
 use super::early::{self, Early};
 use super::rpc::{Gone, Incoming, Rpc, RpcFailure};
 use super::server::{AppServer, Conn};
 use super::turn_input;
-use crate::decode::{Totals, turn_delta};
 use crate::images::ImageFiles;
-use crate::instructions;
+use crate::outcome::cancelled;
+use crate::prepare::{Continuation, check_cwd, check_prompt};
+use crate::render::usage::Totals;
 use crate::transcript::Transcript;
 
 mod finish;
@@ -40,9 +41,6 @@ mod turn;
 
 use finish::{inject_instructions, start_request};
 use turn::{Ended, TurnRun, call};
-
-/// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
-const MAX_PROMPT_CHARS: usize = 1 << 20;
 
 /// How long an interrupted turn may take to say it ended before acplb stops waiting.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(3);
@@ -103,17 +101,11 @@ impl Drop for AppSession {
 
 impl AppSession {
     pub(crate) fn new(server: AppServer, mut setup: SessionSetup) -> Self {
-        let resume = setup.resume.take().unwrap_or_default();
-        let fork = setup.fork.take().unwrap_or_default();
-        let (known_thread, fork_from) = (resume.thread_id, fork.thread_id);
-        let mut fallback = resume.context.or(fork.context);
-        if known_thread.is_none()
-            && fork_from.is_none()
-            && let Some(context) = fallback.take()
-        {
-            // Nothing to resume or fork: the new thread starts with what was said before.
-            setup.developer_instructions.push(context);
-        }
+        let Continuation {
+            thread: known_thread,
+            fork_from,
+            fallback,
+        } = Continuation::take(&mut setup, true);
         let secrets = KnownSecrets::from_mcp_servers(&setup.mcp_servers);
         // Before the thread starts: whatever the server prints from now on may hold them.
         server.serve(&secrets);
@@ -142,24 +134,6 @@ impl AppSession {
         }
         session
     }
-
-    /// The developer instructions of the session and of this turn from plugins, after the
-    /// user's own.
-    fn instructions(&self, turn: &[String]) -> Option<String> {
-        let added: Vec<String> = self
-            .setup
-            .developer_instructions
-            .iter()
-            .chain(turn)
-            .cloned()
-            .collect();
-        if added.is_empty() {
-            return None;
-        }
-        let home = instructions::codex_home(|k| std::env::var(k).ok());
-        let users = instructions::users_own(&self.server.options().overrides, home.as_deref());
-        instructions::merged(users.as_deref(), &added)
-    }
 }
 
 #[async_trait(?Send)]
@@ -186,14 +160,12 @@ impl ProviderSession for AppSession {
             Some(Slash::Init) => commands::INIT_PROMPT.clone_into(&mut turn.prompt.text),
             _ => {}
         }
-        self.check(&turn)?;
+        check_prompt(&turn.prompt.text)?;
+        // The shared server runs elsewhere, so a deleted workspace shows only here.
+        check_cwd(&self.setup.cwd)?;
         if !turn.env.is_empty() {
             tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
         }
-        let cancelled = || TurnOutcome {
-            stop_reason: StopReason::Cancelled,
-            usage: None,
-        };
         let mut transcript = Transcript::open(
             self.server.options().transcript_dir.as_deref(),
             &self.setup.session_id,

@@ -14,6 +14,7 @@ use super::{AppSession, Found, Thread};
 use crate::appserver::config;
 use crate::appserver::rpc::RpcFailure;
 use crate::appserver::server::Conn;
+use crate::prepare::developer_instructions;
 use crate::transcript::Transcript;
 
 /// How the thread is opened when the session has none on the running server.
@@ -39,7 +40,11 @@ impl AppSession {
             "sandbox": config::sandbox_mode(mode, settings),
             "config": config,
         });
-        if let Some(text) = self.instructions(turn_instructions) {
+        if let Some(text) = developer_instructions(
+            &self.server.options().overrides,
+            &self.setup.developer_instructions,
+            turn_instructions,
+        ) {
             params["developerInstructions"] = Value::String(text);
         }
         if let Some(model) = &settings.model {

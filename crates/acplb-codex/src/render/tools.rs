@@ -9,14 +9,14 @@ use serde_json::{Value, json};
 
 use super::DecoderOptions;
 use crate::command::{self, CommandClass};
+use crate::items::{CommandExecution, ItemStatus, McpToolCall, WebSearch};
 use crate::output::{bounded_string, fenced_bounded, fenced_bounded_owned};
-use crate::wire::{CommandExecution, ItemStatus, McpToolCall, WebSearch};
 
 /// Longest command shown as a title; the full command stays in `raw_input`.
 const MAX_TITLE_CHARS: usize = 200;
 
 /// A running command: titled by its script, kind from what the script does.
-pub(super) fn command_call(id: ToolCallId, item: &CommandExecution, opts: &DecoderOptions) -> ToolCall {
+pub(crate) fn command_call(id: ToolCallId, item: &CommandExecution, opts: &DecoderOptions) -> ToolCall {
     let script = command::unwrap_shell(&item.command);
     let (kind, locations) = match command::classify(&script, &opts.cwd) {
         CommandClass::Read(files) => (
@@ -177,7 +177,7 @@ fn web_title(item: &WebSearch) -> String {
 
 /// A command Codex refused before running it (reported only on stderr, e.g. an escalation
 /// request under approval policy `never`): the reason, or `None` for any other line.
-pub(super) fn command_refusal(line: &str) -> Option<String> {
+pub(crate) fn command_refusal(line: &str) -> Option<String> {
     let at = line.find("codex_core::tools::router:")?;
     if !line[..at].contains("ERROR") {
         return None;
@@ -188,7 +188,7 @@ pub(super) fn command_refusal(line: &str) -> Option<String> {
 }
 
 /// A refused command as one finished (failed) Execute tool call.
-pub(super) fn refused_command_call(id: ToolCallId, reason: String) -> ToolCall {
+pub(crate) fn refused_command_call(id: ToolCallId, reason: String) -> ToolCall {
     ToolCall::new(id, "Command refused")
         .kind(ToolKind::Execute)
         .status(ToolCallStatus::Failed)

@@ -6,11 +6,11 @@ use agent_client_protocol::v1::schema::{
     PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
 };
 
-use crate::wire::TodoList;
+use crate::items::TodoList;
 
 /// What kind of update was sent last, so consecutive agent messages can be kept apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum LastSent {
+pub(crate) enum LastSent {
     #[default]
     Nothing,
     AgentText,
@@ -19,7 +19,7 @@ pub(super) enum LastSent {
 }
 
 impl LastSent {
-    pub(super) fn of(update: &SessionUpdate) -> Self {
+    pub(crate) fn of(update: &SessionUpdate) -> Self {
         match update {
             SessionUpdate::AgentMessageChunk(_) => Self::AgentText,
             SessionUpdate::AgentThoughtChunk(_) => Self::Thought,
@@ -83,7 +83,7 @@ pub(crate) fn plan_steps(out: &mut Vec<SessionUpdate>, steps: Vec<(String, PlanE
 
 /// The whole plan (clients replace the previous one): done entries completed, the first open
 /// one in progress (exec does not say which is), the rest pending.
-pub(super) fn plan(out: &mut Vec<SessionUpdate>, list: &TodoList) {
+pub(crate) fn plan(out: &mut Vec<SessionUpdate>, list: &TodoList) {
     let current = list.items.iter().position(|e| !e.completed);
     let entries = list
         .items

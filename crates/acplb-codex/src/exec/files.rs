@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::decode::{FileTexts, OldText};
+use crate::render::edits::{FileTexts, OldText};
 
 /// The longest one `git cat-file` may take before the old text is reported as unknown.
 const READ_LIMIT: Duration = Duration::from_secs(5);

@@ -3,7 +3,7 @@
 use acplb_core::provider::TurnUsage;
 use serde::Serialize;
 
-use crate::wire::Usage;
+use crate::items::Usage;
 
 /// Token counts as `turn.completed` reports them: cumulative for the whole thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

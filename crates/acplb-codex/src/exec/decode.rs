@@ -4,52 +4,22 @@
 //! the resulting updates to a caller-owned vector; turn-level facts (thread id, usage, failure)
 //! come back as a [`Signal`]. It does no I/O: file contents come through [`FileTexts`].
 
-pub(crate) mod emit;
-pub(crate) mod files;
-pub(crate) mod tools;
-mod usage;
-
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use agent_client_protocol::v1::schema::{
     SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields,
 };
 use serde::Serialize;
 
-pub use files::{FileTexts, NoFileTexts, OldText};
-pub use usage::{Totals, turn_delta};
+pub use crate::render::DecoderOptions;
+pub use crate::render::edits::{FileTexts, NoFileTexts, OldText};
+pub use crate::render::usage::{Totals, turn_delta};
 
-use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
-use crate::wire::{Event, Item, ItemKind, TodoList};
-use emit::LastSent;
-
-/// How a [`Decoder`] renders updates.
-#[derive(Debug, Clone)]
-pub struct DecoderOptions {
-    /// Absolute working directory of the session: commands' relative paths resolve against it
-    /// and titles show paths relative to it.
-    pub cwd: PathBuf,
-    /// Whether the client shows `notice` updates; otherwise warnings become thoughts.
-    pub notices: bool,
-    /// Bound on the output text of one tool call, in bytes.
-    pub max_output_bytes: usize,
-    /// Prefix of every tool call and message id, unique per turn (Codex numbers items per
-    /// process, so `item_0` comes back on every resumed turn).
-    pub id_prefix: String,
-}
-
-impl DecoderOptions {
-    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
-    pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Self {
-            cwd: cwd.into(),
-            notices: false,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-            id_prefix: String::new(),
-        }
-    }
-}
+use crate::items::{Event, Item, ItemKind, TodoList};
+use crate::render::Warnings;
+use crate::render::edits;
+use crate::render::emit::{self, LastSent};
+use crate::render::tools;
 
 /// A turn-level fact the caller acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,7 +59,7 @@ pub enum DecodeError {
 struct OpenCall {
     item_id: String,
     tool_call_id: ToolCallId,
-    befores: files::Befores,
+    befores: edits::Befores,
 }
 
 /// Decodes the event stream of one `codex exec` process.
@@ -99,8 +69,7 @@ pub struct Decoder {
     line_no: usize,
     /// A top-level `error` held back until the next line shows whether `turn.failed` repeats it.
     pending_error: Option<String>,
-    /// The last warning shown, so an endless retry loop does not repeat the same one.
-    last_warning: Option<String>,
+    warnings: Warnings,
     open: Vec<OpenCall>,
     unknown: BTreeMap<String, u64>,
     last_sent: LastSent,
@@ -116,7 +85,7 @@ impl Decoder {
             opts: options,
             line_no: 0,
             pending_error: None,
-            last_warning: None,
+            warnings: Warnings::default(),
             open: Vec::new(),
             unknown: BTreeMap::new(),
             last_sent: LastSent::Nothing,
@@ -159,12 +128,12 @@ impl Decoder {
             self.remember_last(out);
             return;
         }
-        let Some(refusal) = files::patch_refusal(line) else {
+        let Some(refusal) = edits::patch_refusal(line) else {
             return;
         };
         self.refusals += 1;
         let id = ToolCallId::new(format!("{}patch_refused_{}", self.opts.id_prefix, self.refusals));
-        emit::tool_started(out, files::refused_call(id, refusal, &self.opts));
+        emit::tool_started(out, edits::refused_call(id, refusal, &self.opts));
         self.remember_last(out);
     }
 
@@ -225,7 +194,7 @@ impl Decoder {
         }
         self.flush_pending_error(out);
         if !matches!(event, Event::Error { .. }) {
-            self.last_warning = None;
+            self.warnings.forget();
         }
         match event {
             Event::ThreadStarted { thread_id } => return Some(Signal::ThreadStarted(thread_id)),
@@ -236,7 +205,7 @@ impl Decoder {
             Event::TurnCompleted { usage } => return Some(Signal::TurnCompleted(usage.into())),
             Event::TurnFailed { message } => {
                 return Some(Signal::TurnFailed {
-                    auth_required: is_auth_error(&message),
+                    auth_required: crate::outcome::is_auth_error(&message),
                     message,
                 });
             }
@@ -255,7 +224,7 @@ impl Decoder {
             ItemKind::CommandExecution(c) => (tools::command_call(id, c, &self.opts), Vec::new()),
             ItemKind::McpToolCall(m) => (tools::mcp_call(id, m), Vec::new()),
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
-            ItemKind::FileChange(f) => (files::edit_call(id, f, &self.opts), files::befores(f, files)),
+            ItemKind::FileChange(f) => (edits::edit_call(id, f, &self.opts), edits::befores(f, files)),
             ItemKind::TodoList(list) => return self.plan(out, list),
             ItemKind::Unknown { item_type } => return self.count_unknown("item", item_type),
             // Messages, reasoning and error items are shown once, when completed.
@@ -305,12 +274,12 @@ impl Decoder {
                 finish_call(open_id, fields, || tools::web_call(message_id.into(), &w), out);
             }
             ItemKind::FileChange(f) => {
-                let befores = open_befores.unwrap_or_else(|| files::befores(&f, files));
-                let fields = files::edit_finish(&f, befores, files, opts);
+                let befores = open_befores.unwrap_or_else(|| edits::befores(&f, files));
+                let fields = edits::edit_finish(&f, befores, files, opts);
                 finish_call(
                     open_id,
                     fields,
-                    || files::edit_call(message_id.into(), &f, opts),
+                    || edits::edit_call(message_id.into(), &f, opts),
                     out,
                 );
             }
@@ -340,15 +309,7 @@ impl Decoder {
 
     /// A non-fatal problem: a notice when the client shows them, else a labelled thought.
     fn warning(&mut self, message: &str, out: &mut Vec<SessionUpdate>) {
-        if self.last_warning.as_deref() == Some(message) {
-            tracing::debug!(message, "repeated codex warning not shown again");
-            return;
-        }
-        self.last_warning = Some(message.to_owned());
-        let text = format!("Codex warning: {message}");
-        if self.opts.notices {
-            emit::warning_notice(out, text);
-        } else {
+        if let Some(text) = self.warnings.show(message, self.opts.notices, out) {
             let text = self.separated(LastSent::Thought, text, out);
             let id = format!("{}warning_{}", self.opts.id_prefix, self.line_no);
             emit::thought(out, text, id);
@@ -407,12 +368,6 @@ fn finish_call(
         call.update(fields);
         emit::tool_started(out, call);
     }
-}
-
-/// Whether a failure message is an authentication error (HTTP 401).
-pub(crate) fn is_auth_error(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    lower.contains("unauthorized") || lower.contains("status 401") || lower.contains("http 401")
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! later turns, its JSONL decoded into session updates as it streams. It cannot fork a thread:
 //! a forked session starts a new thread from the source's summary or digest.
 
-use std::path::PathBuf;
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -14,101 +13,34 @@ use acplb_core::provider::{
 };
 use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
-use agent_client_protocol::v1::schema::StopReason;
 use async_trait::async_trait;
 
-use crate::args::{self, TurnArgs};
-use crate::decode::{DecoderOptions, Totals, turn_delta};
-use crate::files;
+use self::args::TurnArgs;
+use self::decode::{DecoderOptions, Totals};
+use self::turn::{End, TurnStream};
 use crate::images::ImageFiles;
-use crate::instructions;
-use crate::mcp::{self, McpLauncher};
+use crate::mcp;
+use crate::options::{CodexOptions, SSE_REFUSAL, child_env};
+use crate::outcome::{Ending, cancelled, outcome};
+use crate::prepare::{Continuation, check_prompt, developer_instructions};
 use crate::transcript::Transcript;
-use crate::turn::{End, TurnStream};
 
-/// Codex refuses longer input (`input_too_large`); checking first gives a clear error.
-const MAX_PROMPT_CHARS: usize = 1 << 20;
-
-/// How acplb runs Codex.
-#[derive(Debug, Clone)]
-pub struct CodexOptions {
-    /// The Codex binary.
-    pub program: PathBuf,
-    /// `-c key=value` overrides passed to every run.
-    pub overrides: Vec<String>,
-    /// Largest command output shown in a tool call, in bytes.
-    pub max_output_bytes: usize,
-    /// Longest JSONL line accepted from Codex.
-    pub max_line_bytes: usize,
-    /// Time Codex gets to exit after an interrupt before it is killed.
-    pub interrupt_grace: Duration,
-    /// Where to write provider transcripts (see `transcript.rs`), if anywhere.
-    pub transcript_dir: Option<PathBuf>,
-    /// How stdio MCP servers with `env` are started (see `mcp.rs`); without one such servers
-    /// are refused, since their values would otherwise go on Codex's command line.
-    pub mcp_launcher: Option<McpLauncher>,
-    /// The editor's backpressure: a shared app-server's output is read only while the editor
-    /// keeps up (the default never waits).
-    pub output_flow: acplb_core::transport::OutputFlow,
-    /// The time limit of every request to a shared app-server, `initialize` included; `None`
-    /// for the defaults (30 s for `initialize`, 60 s for the rest). [`CodexOptions::new`] takes
-    /// it from `ACPLB_CODEX_REQUEST_TIMEOUT_MS` (milliseconds), a setting for tests.
-    pub request_limit: Option<Duration>,
-}
-
-impl CodexOptions {
-    /// Defaults for `program`.
-    pub fn new(program: PathBuf) -> Self {
-        Self {
-            program,
-            overrides: Vec::new(),
-            max_output_bytes: 64 * 1024,
-            max_line_bytes: 16 * 1024 * 1024,
-            interrupt_grace: Duration::from_millis(300),
-            transcript_dir: None,
-            mcp_launcher: None,
-            output_flow: acplb_core::transport::OutputFlow::default(),
-            request_limit: request_limit_from_env(),
-        }
-    }
-}
-
-/// `ACPLB_CODEX_REQUEST_TIMEOUT_MS`, when it is a positive number of milliseconds.
-fn request_limit_from_env() -> Option<Duration> {
-    let value = std::env::var("ACPLB_CODEX_REQUEST_TIMEOUT_MS").ok()?;
-    match value.trim().parse::<u64>() {
-        Ok(ms) if ms > 0 => Some(Duration::from_millis(ms)),
-        _ => {
-            tracing::warn!(%value, "ignoring ACPLB_CODEX_REQUEST_TIMEOUT_MS: not a positive number of milliseconds");
-            None
-        }
-    }
-}
-
-/// Why the provider refuses MCP servers over SSE.
-pub(crate) const SSE_REFUSAL: &str = "Codex does not support";
+mod args;
+pub mod decode;
+mod files;
+mod turn;
 
 /// Opens the `codex exec` side of a session.
-pub(crate) fn open_exec_session(options: &CodexOptions, mut setup: SessionSetup) -> Box<dyn ProviderSession> {
-    let resume = setup.resume.take().unwrap_or_default();
-    let mut fallback = resume.context;
-    if resume.thread_id.is_none()
-        && let Some(context) = fallback.take()
-    {
-        // Nothing to resume: the new thread starts with what was said before.
-        setup.developer_instructions.push(context);
-    }
+pub(crate) fn open_session(options: &CodexOptions, mut setup: SessionSetup) -> Box<dyn ProviderSession> {
     // `codex exec` cannot fork a thread: a forked session starts a new one whose developer
     // instructions carry what the source conversation was (its summary or digest).
-    if let Some(context) = setup.fork.take().and_then(|f| f.context) {
-        setup.developer_instructions.push(context);
-    }
+    let continuation = Continuation::take(&mut setup, false);
     Box::new(CodexSession {
         options: options.clone(),
         secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
         setup,
-        thread_id: resume.thread_id,
-        fallback,
+        thread_id: continuation.thread,
+        fallback: continuation.fallback,
         totals: Totals::default(),
         turns: 0,
     })
@@ -116,9 +48,7 @@ pub(crate) fn open_exec_session(options: &CodexOptions, mut setup: SessionSetup)
 
 /// The capabilities of the exec transport: it cannot ask (Codex runs with approval `never`)
 /// nor steer.
-pub(crate) fn exec_capabilities(
-    catalog: acplb_core::session::options::OptionCatalog,
-) -> ProviderCapabilities {
+pub(crate) fn capabilities(catalog: acplb_core::session::options::OptionCatalog) -> ProviderCapabilities {
     ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(SSE_REFUSAL.into()),
@@ -191,12 +121,7 @@ impl CodexSession {
             // resumed turn has for news.
             turn.prompt.text = with_notes(&turn.prompt.text, &turn.notes);
         }
-        let chars = turn.prompt.text.chars().count();
-        if chars > MAX_PROMPT_CHARS {
-            return Err(ProviderError::Prepare(format!(
-                "the prompt has {chars} characters; Codex accepts at most {MAX_PROMPT_CHARS}"
-            )));
-        }
+        check_prompt(&turn.prompt.text)?;
         let images = ImageFiles::write(&turn.prompt.images)?;
         let mut transcript = Transcript::open(
             self.options.transcript_dir.as_deref(),
@@ -230,7 +155,7 @@ impl CodexSession {
                         self.remember_thread(id);
                     }
                     tracing::info!(session = %self.setup.session_id, "turn cancelled; codex stopped");
-                    return Ok(TurnOutcome { stop_reason: StopReason::Cancelled, usage: None });
+                    return Ok(cancelled());
                 }
                 // Cancel-safe: waiting for the client to catch up holds no state, and
                 // Process::next_event is cancel-safe. While the client is behind, Codex's
@@ -261,19 +186,6 @@ impl CodexSession {
         images: &ImageFiles,
         transcript: &mut Transcript,
     ) -> Result<Process, ProviderError> {
-        let added: Vec<String> = self
-            .setup
-            .developer_instructions
-            .iter()
-            .chain(&turn.developer_instructions)
-            .cloned()
-            .collect();
-        let home = instructions::codex_home(|k| std::env::var(k).ok());
-        let users = if added.is_empty() {
-            None
-        } else {
-            instructions::users_own(&self.options.overrides, home.as_deref())
-        };
         let mcp = mcp::config(&self.setup.mcp_servers, self.options.mcp_launcher.as_ref())
             .map_err(ProviderError::Prepare)?;
         let args = args::build(&TurnArgs {
@@ -281,7 +193,11 @@ impl CodexSession {
             cwd: &self.setup.cwd,
             turn,
             mcp_overrides: &mcp.overrides,
-            developer_instructions: instructions::merged(users.as_deref(), &added),
+            developer_instructions: developer_instructions(
+                &self.options.overrides,
+                &self.setup.developer_instructions,
+                &turn.developer_instructions,
+            ),
             images: images.paths(),
             resume_thread: self.thread_id.as_deref(),
         });
@@ -317,26 +233,20 @@ impl CodexSession {
         process: &Process,
     ) -> Result<TurnOutcome, ProviderError> {
         match end {
-            Some(End::Completed(now)) => {
-                let usage = turn_delta(&self.totals, &now);
-                self.totals = now;
-                Ok(TurnOutcome {
-                    stop_reason: StopReason::EndTurn,
-                    usage: Some(usage),
-                })
+            Some(End::Completed(after)) => {
+                let before = std::mem::replace(&mut self.totals, after);
+                outcome(Ending::Completed { before, after }, &self.secrets)
             }
             Some(End::Failed {
                 message,
-                auth_required: true,
-            }) => Err(ProviderError::AuthRequired {
-                message: format!(
-                    "{} (run `codex login`, or set the provider's API key)",
-                    self.secrets.redact_known(&message)
-                ),
-            }),
-            Some(End::Failed { message, .. }) => Err(ProviderError::TurnFailed {
-                message: self.secrets.redact_known(&message).into_owned(),
-            }),
+                auth_required,
+            }) => outcome(
+                Ending::Failed {
+                    message,
+                    auth_required,
+                },
+                &self.secrets,
+            ),
             None => {
                 // Raw process output: it reaches the editor and the log, so it is redacted.
                 let stderr_tail = self.secrets.redact(&process.stderr_tail());
@@ -351,15 +261,6 @@ impl CodexSession {
             }
         }
     }
-}
-
-/// `RUST_LOG` configures acplb; Codex would read it too and flood its stderr, so it is removed
-/// and `ACPLB_CODEX_RUST_LOG`, when set, becomes Codex's `RUST_LOG`.
-pub(crate) fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)> {
-    if let Ok(level) = std::env::var("ACPLB_CODEX_RUST_LOG") {
-        env.push(("RUST_LOG".into(), level));
-    }
-    env
 }
 
 /// The prompt with the plugins' news after the user's text, which stays first and unchanged.

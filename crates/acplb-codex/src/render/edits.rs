@@ -13,7 +13,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::json;
 
 use super::DecoderOptions;
-use crate::wire::{ChangeKind, FileChange, ItemStatus};
+use crate::items::{ChangeKind, FileChange, ItemStatus};
 
 /// What a file contained before a change, as far as the caller knows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +57,10 @@ impl FileTexts for NoFileTexts {
 }
 
 /// Old texts of the files of a change, captured when the change was first seen.
-pub(super) type Befores = Vec<(PathBuf, OldText)>;
+pub(crate) type Befores = Vec<(PathBuf, OldText)>;
 
 /// Asks `files` for the old text of every updated or deleted file.
-pub(super) fn befores(item: &FileChange, files: &mut dyn FileTexts) -> Befores {
+pub(crate) fn befores(item: &FileChange, files: &mut dyn FileTexts) -> Befores {
     item.changes
         .iter()
         .filter(|c| matches!(c.kind, ChangeKind::Update | ChangeKind::Delete))
@@ -88,7 +88,7 @@ pub(crate) fn edit_call(id: ToolCallId, item: &FileChange, opts: &DecoderOptions
 }
 
 /// A finished edit: one diff per file, or a note where the old text is unknown.
-pub(super) fn edit_finish(
+pub(crate) fn edit_finish(
     item: &FileChange,
     befores: Befores,
     files: &mut dyn FileTexts,
@@ -191,17 +191,17 @@ pub(crate) fn display_path(path: &str, cwd: &Path) -> String {
 
 /// A patch Codex refused or failed to verify, seen on stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct PatchRefusal {
+pub(crate) struct PatchRefusal {
     /// `rejected` or `failed`.
-    pub(super) rejected: bool,
+    pub(crate) rejected: bool,
     /// Codex's reason.
-    pub(super) reason: String,
+    pub(crate) reason: String,
     /// The file named in the reason, when there is one.
-    pub(super) path: Option<String>,
+    pub(crate) path: Option<String>,
 }
 
 /// Recognises `ERROR codex_core::tools::router: error=<patch refusal>` lines.
-pub(super) fn patch_refusal(line: &str) -> Option<PatchRefusal> {
+pub(crate) fn patch_refusal(line: &str) -> Option<PatchRefusal> {
     const MARKER: &str = "ERROR codex_core::tools::router:";
     let line = strip_ansi(line);
     let rest = line[line.find(MARKER)? + MARKER.len()..].trim();
@@ -222,7 +222,7 @@ pub(super) fn patch_refusal(line: &str) -> Option<PatchRefusal> {
 }
 
 /// A refused patch as one finished (failed) Edit tool call.
-pub(super) fn refused_call(id: ToolCallId, refusal: PatchRefusal, opts: &DecoderOptions) -> ToolCall {
+pub(crate) fn refused_call(id: ToolCallId, refusal: PatchRefusal, opts: &DecoderOptions) -> ToolCall {
     let verb = if refusal.rejected {
         "Edit rejected"
     } else {

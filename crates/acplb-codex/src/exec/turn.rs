@@ -10,10 +10,10 @@ use acplb_core::transport::ProcessEvent;
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use tokio::task::JoinHandle;
 
-use crate::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals};
-use crate::files::{NoSnapshot, Snapshot, TurnFiles};
+use super::decode::{Decoder, DecoderOptions, FileTexts, NoFileTexts, Signal, Totals};
+use super::files::{NoSnapshot, Snapshot, TurnFiles};
+use crate::items::{ChangeKind, Event, ItemKind};
 use crate::transcript::Transcript;
-use crate::wire::{ChangeKind, Event, ItemKind};
 
 /// What the stream said about the turn's end.
 pub(crate) enum End {

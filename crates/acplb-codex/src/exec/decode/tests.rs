@@ -5,6 +5,8 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::outcome::is_auth_error;
+use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
 
 /// File texts for tests: every file had "old <name>" and has "new <name>", except names
 /// containing `unknown` (old text unknown) and `absent` (did not exist).

@@ -1,0 +1,77 @@
+//! What both decoders draw with: the options of a rendering, and the renderers of ACP updates
+//! (`emit`: the update constructors; `tools`: commands, MCP and web calls; `edits`: file
+//! changes; `usage`: token totals). They know Codex's items ([`crate::items`]), not a transport.
+
+pub(crate) mod edits;
+pub(crate) mod emit;
+pub(crate) mod tools;
+pub(crate) mod usage;
+
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::SessionUpdate;
+
+use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
+
+/// How a decoder (exec's or app-server's) renders updates.
+#[derive(Debug, Clone)]
+pub struct DecoderOptions {
+    /// Absolute working directory of the session: commands' relative paths resolve against it
+    /// and titles show paths relative to it.
+    pub cwd: PathBuf,
+    /// Whether the client shows `notice` updates; otherwise warnings become thoughts.
+    pub notices: bool,
+    /// Bound on the output text of one tool call, in bytes.
+    pub max_output_bytes: usize,
+    /// Prefix of every tool call and message id, unique per turn (Codex numbers items per
+    /// process, so `item_0` comes back on every resumed turn).
+    pub id_prefix: String,
+}
+
+impl DecoderOptions {
+    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            notices: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            id_prefix: String::new(),
+        }
+    }
+}
+
+/// Codex's warnings as the user sees them: a notice where the client shows notices, else a
+/// thought the decoder draws; the same warning twice in a row (a retry loop) is shown once.
+#[derive(Debug, Default)]
+pub(crate) struct Warnings {
+    last: Option<String>,
+}
+
+impl Warnings {
+    /// Shows `message`: pushed to `out` as a notice when the client shows them (`None`), or
+    /// the text of the thought the decoder draws (`Some`); `None` for a repeat.
+    pub(crate) fn show(
+        &mut self,
+        message: &str,
+        notices: bool,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Option<String> {
+        if self.last.as_deref() == Some(message) {
+            tracing::debug!(message, "repeated codex warning not shown again");
+            return None;
+        }
+        self.last = Some(message.to_owned());
+        let text = format!("Codex warning: {message}");
+        if notices {
+            emit::warning_notice(out, text);
+            None
+        } else {
+            Some(text)
+        }
+    }
+
+    /// Something else came between: the next warning shows even if it repeats the last.
+    pub(crate) fn forget(&mut self) {
+        self.last = None;
+    }
+}
