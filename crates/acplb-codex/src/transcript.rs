@@ -141,6 +141,14 @@ impl Transcript {
         }
     }
 
+    /// One JSON-RPC message, as [`Transcript::message`], built by `msg` only when a transcript
+    /// is being written.
+    pub(crate) fn record(&mut self, sent: bool, msg: impl FnOnce() -> serde_json::Value) {
+        if self.file.is_some() {
+            self.message(sent, &msg());
+        }
+    }
+
     /// The app-server turn ended (completed, failed, or the server went away); also makes the
     /// lines so far of a process transcript reach the file.
     pub(crate) fn end(&mut self) {

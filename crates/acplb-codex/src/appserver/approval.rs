@@ -24,6 +24,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Map, Value, json};
 
 use super::decode::AppDecoder;
+use super::protocol::methods;
 use super::tools::command_call;
 pub use super::user_input::answer_user_input;
 
@@ -57,10 +58,10 @@ impl Ask {
     /// `decoder` supplies what `item/started` already showed (the command, the diff).
     pub fn from_request(method: &str, params: &Value, decoder: &AppDecoder) -> Option<Ask> {
         match method {
-            "item/commandExecution/requestApproval" => Some(command(params, decoder)),
-            "item/fileChange/requestApproval" => Some(file_change(params, decoder)),
-            "mcpServer/elicitation/request" => mcp::mcp_tool(params, decoder),
-            "item/permissions/requestApproval" => Some(permissions::permissions(params, decoder)),
+            methods::COMMAND_APPROVAL => Some(command(params, decoder)),
+            methods::FILE_CHANGE_APPROVAL => Some(file_change(params, decoder)),
+            methods::MCP_ELICITATION => mcp::mcp_tool(params, decoder),
+            methods::PERMISSIONS_APPROVAL => Some(permissions::permissions(params, decoder)),
             _ => None,
         }
     }

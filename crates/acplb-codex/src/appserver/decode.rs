@@ -21,6 +21,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use super::protocol::methods;
 use super::signal::failure;
 pub use super::signal::{AppSignal, TurnEnd};
 use super::text::{Kind, Streams};
@@ -43,37 +44,6 @@ pub(super) struct OpenCall {
     /// Server and tool of an MCP call.
     pub(super) mcp: Option<(String, String)>,
 }
-
-/// Notification methods that need no update: thread and account state, facts other updates
-/// already show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
-const IGNORED: &[&str] = &[
-    "thread/started",
-    "thread/status/changed",
-    "thread/compacted",
-    "thread/goal/updated",
-    "thread/goal/cleared",
-    "thread/settings/updated",
-    "serverRequest/resolved",
-    "account/rateLimits/updated",
-    "account/updated",
-    "remoteControl/status/changed",
-    "deprecationNotice",
-    "configWarning",
-    "turn/diff/updated",
-    "turn/moderationMetadata",
-    "item/reasoning/textDelta",
-    "item/plan/delta",
-    "item/fileChange/outputDelta",
-    "item/commandExecution/terminalInteraction",
-    "item/autoApprovalReview/started",
-    "item/autoApprovalReview/completed",
-    "hook/started",
-    "hook/completed",
-    "rawResponseItem/completed",
-    "rawResponse/completed",
-    "model/safetyBuffering/updated",
-    "skills/changed",
-];
 
 /// Decodes the notifications of one turn of one thread.
 #[derive(Debug)]
@@ -188,56 +158,59 @@ impl AppDecoder {
         params: &Value,
         out: &mut Vec<SessionUpdate>,
     ) -> Result<Option<AppSignal>, serde_json::Error> {
-        if !matches!(method, "turn/completed" | "error") && !IGNORED.contains(&method) {
+        if !matches!(method, methods::TURN_COMPLETED | methods::ERROR) && !methods::IGNORED.contains(&method)
+        {
             self.flush_pending_error(out);
         }
         match method {
-            "item/agentMessage/delta" => {
+            methods::AGENT_MESSAGE_DELTA => {
                 let d: wire::Delta = read(params)?;
                 self.streams
                     .delta(Kind::Message, &self.id(&d.item_id), &d.delta, out);
             }
-            "item/reasoning/summaryTextDelta" => {
+            methods::REASONING_SUMMARY_DELTA => {
                 let d: wire::Delta = read(params)?;
                 self.streams
                     .delta(Kind::Thought, &self.id(&d.item_id), &d.delta, out);
             }
-            "item/reasoning/summaryPartAdded" => {
+            methods::REASONING_SUMMARY_PART_ADDED => {
                 let p: wire::PartAdded = read(params)?;
                 self.streams
                     .part_added(&self.id(&p.item_id), p.summary_index, out);
             }
-            "item/commandExecution/outputDelta" => self.output_delta(&read(params)?, out),
-            "item/started" => self.item_started(item(params), out)?,
-            "item/completed" => self.item_completed(item(params), out)?,
-            "item/fileChange/patchUpdated" => self.patch_updated(&read(params)?, out),
-            "item/mcpToolCall/progress" => self.mcp_progress(&read(params)?, out),
-            "turn/plan/updated" => self.plan(read::<wire::PlanUpdated>(params)?.plan, out),
-            "thread/tokenUsage/updated" => return Ok(Some(Self::usage(&read(params)?, out))),
-            "turn/started" => {
+            methods::COMMAND_OUTPUT_DELTA => self.output_delta(&read(params)?, out),
+            methods::ITEM_STARTED => self.item_started(item(params), out)?,
+            methods::ITEM_COMPLETED => self.item_completed(item(params), out)?,
+            methods::PATCH_UPDATED => self.patch_updated(&read(params)?, out),
+            methods::MCP_TOOL_PROGRESS => self.mcp_progress(&read(params)?, out),
+            methods::TURN_PLAN_UPDATED => self.plan(read::<wire::PlanUpdated>(params)?.plan, out),
+            methods::TOKEN_USAGE_UPDATED => return Ok(Some(Self::usage(&read(params)?, out))),
+            methods::TURN_STARTED => {
                 let turn = read::<wire::TurnEnvelope>(params)?.turn;
                 return Ok(Some(AppSignal::TurnStarted { turn_id: turn.id }));
             }
-            "turn/completed" => return Ok(Some(self.turn_completed(read(params)?, out))),
-            "thread/name/updated" => {
+            methods::TURN_COMPLETED => return Ok(Some(self.turn_completed(read(params)?, out))),
+            methods::THREAD_NAME_UPDATED => {
                 let name = read::<wire::NameUpdated>(params)?.thread_name;
                 return Ok(name.filter(|n| !n.trim().is_empty()).map(AppSignal::ThreadName));
             }
-            "error" => self.error(read(params)?, out),
-            "warning" | "guardianWarning" => self.warning(&read::<wire::Warning>(params)?.message, out),
-            "model/rerouted" => {
+            methods::ERROR => self.error(read(params)?, out),
+            methods::WARNING | methods::GUARDIAN_WARNING => {
+                self.warning(&read::<wire::Warning>(params)?.message, out);
+            }
+            methods::MODEL_REROUTED => {
                 let r: wire::Rerouted = read(params)?;
                 let text = format!("Codex switched from model {} to {}.", r.from_model, r.to_model);
                 self.warning(&text, out);
             }
-            "mcpServer/startupStatus/updated" => {
+            methods::MCP_STARTUP_STATUS => {
                 let s: wire::McpStartup = read(params)?;
                 if s.status == "failed" {
                     let why = s.error.unwrap_or_default();
                     self.warning(&format!("MCP server `{}` failed to start: {why}", s.name), out);
                 }
             }
-            m if IGNORED.contains(&m) => {}
+            m if methods::IGNORED.contains(&m) => {}
             other => self.count("method", other),
         }
         Ok(None)

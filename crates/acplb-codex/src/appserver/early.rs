@@ -5,11 +5,11 @@
 //! environment and session-wide instructions, the default mode); the first turn brings its own
 //! mode and model with `turn/start` and its plugin instructions as developer messages.
 
-use serde_json::{Value, json};
-use tokio::sync::mpsc;
+use serde_json::Value;
 use tokio::task::JoinHandle;
 
-use super::rpc::Incoming;
+use super::protocol::requests::ThreadStart;
+use super::rpc::Inbox;
 use super::server::AppServer;
 
 /// A thread that was started before the first prompt.
@@ -18,14 +18,14 @@ pub(crate) struct Early {
     /// The server generation it lives on.
     pub(crate) generation: u64,
     pub(crate) id: String,
-    pub(crate) rx: mpsc::UnboundedReceiver<Incoming>,
+    pub(crate) inbox: Inbox,
     /// The `thread/start` request and its result, for the first turn's transcript.
-    pub(crate) request: Value,
+    pub(crate) request: ThreadStart,
     pub(crate) result: Value,
 }
 
-/// Starts the thread with `params` (a `thread/start` request) in the background.
-pub(crate) fn start(server: AppServer, params: Value) -> JoinHandle<Option<Early>> {
+/// Starts the thread with `params` in the background.
+pub(crate) fn start(server: AppServer, params: ThreadStart) -> JoinHandle<Option<Early>> {
     tokio::task::spawn_local(async move {
         let conn = match server.connect().await {
             Ok(conn) => conn,
@@ -35,7 +35,7 @@ pub(crate) fn start(server: AppServer, params: Value) -> JoinHandle<Option<Early
                 return None;
             }
         };
-        let result = match conn.rpc.request("thread/start", params.clone()).await {
+        let result = match conn.rpc.request(&params).await {
             Ok(result) => result,
             Err(e) => {
                 tracing::debug!(error = %e, "starting the session's thread early failed; the first prompt starts it");
@@ -43,14 +43,13 @@ pub(crate) fn start(server: AppServer, params: Value) -> JoinHandle<Option<Early
             }
         };
         let id = result.pointer("/thread/id").and_then(Value::as_str)?.to_owned();
-        let (tx, rx) = mpsc::unbounded_channel();
-        conn.rpc.subscribe(&id, tx);
+        let inbox = conn.rpc.subscribe(&id);
         Some(Early {
             generation: conn.generation,
             id,
-            rx,
-            request: json!({ "method": "thread/start", "params": params }),
-            result: json!({ "method": "thread/start", "result": result }),
+            inbox,
+            request: params,
+            result,
         })
     })
 }

@@ -6,9 +6,9 @@ use std::cell::Cell;
 use std::future::Future;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::time::Instant;
 
+use super::protocol::requests::ThreadLoadedList;
 use super::rpc::Rpc;
 
 /// How long Codex may take to answer `initialize`.
@@ -99,7 +99,7 @@ pub(crate) async fn watch(rpc: std::rc::Rc<Rpc>, limit: Duration) {
         if rpc.turn_running() && rpc.quiet_for() >= limit {
             // An error answer is an answer too: only silence counts.
             let _answer = rpc
-                .request_within("thread/loaded/list", json!({}), limit, "a health check")
+                .request_within(&ThreadLoadedList {}, limit, "a health check")
                 .await;
         }
     }

@@ -13,6 +13,7 @@ mod early;
 mod edits;
 mod liveness;
 mod pipes;
+mod protocol;
 mod rpc;
 mod served;
 mod server;

@@ -19,6 +19,9 @@ use tokio::task::JoinHandle;
 
 use super::liveness::{self, Limits};
 use super::pipes::{self, Reader};
+use super::protocol::Request as _;
+use super::protocol::methods;
+use super::protocol::requests::{Initialize, ThreadLoadedList};
 use super::rpc::{Gone, Rpc, RpcFailure};
 use super::served::ServedSecrets;
 use crate::options::{CodexOptions, child_env};
@@ -136,7 +139,7 @@ impl AppServer {
         let limit = self.inner.limits.health;
         match conn
             .rpc
-            .request_within("thread/loaded/list", json!({}), limit, "a health check")
+            .request_within(&ThreadLoadedList {}, limit, "a health check")
             .await
         {
             // An error answer is still an answer: the server is alive.
@@ -207,31 +210,25 @@ impl AppServer {
 
     /// The `initialize` handshake of a new server; a server that fails it is stopped.
     async fn initialize(&self, conn: Conn, transcript: &ProcessTranscript) -> Result<Conn, RpcFailure> {
-        let init = json!({
-            "clientInfo": { "name": "acplb", "title": "acplb", "version": env!("CARGO_PKG_VERSION") },
-            "capabilities": { "experimentalApi": false },
-        });
+        let init = Initialize::acplb();
         transcript
             .borrow_mut()
-            .message(true, &json!({ "method": "initialize", "params": init }));
+            .record(true, || json!({ "method": Initialize::METHOD, "params": init }));
         let limit = self.inner.limits.initialize;
-        match conn
-            .rpc
-            .request_within("initialize", init, limit, "`initialize`")
-            .await
-        {
-            Ok(result) => transcript
-                .borrow_mut()
-                .message(false, &json!({ "method": "initialize", "result": result })),
+        match conn.rpc.request_within(&init, limit, "`initialize`").await {
+            Ok(result) => transcript.borrow_mut().record(
+                false,
+                || json!({ "method": Initialize::METHOD, "result": result }),
+            ),
             Err(failure) => {
                 self.stop_current().await;
                 return Err(failure);
             }
         }
-        conn.rpc.notify("initialized", None);
+        conn.rpc.notify(methods::INITIALIZED);
         {
             let mut transcript = transcript.borrow_mut();
-            transcript.message(true, &json!({ "method": "initialized" }));
+            transcript.record(true, || json!({ "method": methods::INITIALIZED }));
             transcript.end();
         }
         if let Some(running) = self.inner.running.borrow_mut().as_mut() {

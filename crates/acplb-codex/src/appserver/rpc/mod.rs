@@ -17,7 +17,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::liveness::{Hold, ReadClock};
+use super::protocol::Request;
 use super::served::ServedSecrets;
+pub(crate) use route::Inbox;
 use route::Route;
 
 mod route;
@@ -97,7 +99,7 @@ pub(crate) struct Rpc {
     next_id: Cell<i64>,
     pending: RefCell<HashMap<i64, Pending>>,
     threads: RefCell<HashMap<String, Route>>,
-    /// Messages routed to a running turn and not yet taken by it ([`Rpc::took`]).
+    /// Messages routed to a running turn and not yet taken from its [`Inbox`].
     backlog: Cell<usize>,
     /// Wakes the reader when the backlog falls below its limit.
     room: tokio::sync::Notify,
@@ -194,15 +196,28 @@ impl Rpc {
     }
 
     /// Sends a request and waits for its result, within the request limit.
-    pub(crate) async fn request(&self, method: &str, params: Value) -> Result<Value, RpcFailure> {
-        self.request_within(method, params, self.limit, &format!("`{method}`"))
+    pub(crate) async fn request<R: Request>(&self, params: &R) -> Result<Value, RpcFailure> {
+        self.request_within(params, self.limit, &format!("`{}`", R::METHOD))
             .await
     }
 
     /// Sends a request and waits for its result. A server that does not answer within `limit`
     /// (time it was held back aside) is declared dead, and the request fails with the reason:
     /// it did not answer `what` (`` `initialize` ``, `a health check`) within `limit`.
-    pub(crate) async fn request_within(
+    pub(crate) async fn request_within<R: Request>(
+        &self,
+        params: &R,
+        limit: Duration,
+        what: &str,
+    ) -> Result<Value, RpcFailure> {
+        let params = serde_json::to_value(params).map_err(|e| RpcFailure::Error {
+            code: -32603,
+            message: format!("acplb could not write its `{}` request: {e}", R::METHOD),
+        })?;
+        self.send_request(R::METHOD, params, limit, what).await
+    }
+
+    async fn send_request(
         &self,
         method: &str,
         params: Value,
@@ -236,13 +251,9 @@ impl Rpc {
         answer.unwrap_or_else(|_| Err(RpcFailure::Gone(self.gone().unwrap_or_else(Gone::closed))))
     }
 
-    /// Sends a notification.
-    pub(crate) fn notify(&self, method: &str, params: Option<Value>) {
-        let mut msg = json!({ "jsonrpc": "2.0", "method": method });
-        if let Some(params) = params {
-            msg["params"] = params;
-        }
-        self.send(&msg);
+    /// Sends a notification without params (`initialized`).
+    pub(crate) fn notify(&self, method: &str) {
+        self.send(&json!({ "jsonrpc": "2.0", "method": method }));
     }
 
     /// Answers a server request.

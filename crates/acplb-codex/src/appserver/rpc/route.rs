@@ -2,14 +2,49 @@
 //! it (dropped, or refused for requests, between turns), the server's requests no session can
 //! answer refused, and the backlog of messages routed and not taken, which pauses the reader.
 
+use std::rc::Rc;
+
 use serde_json::Value;
 use tokio::sync::mpsc;
+
+use super::super::protocol::methods;
 
 use super::{Incoming, Rpc};
 
 /// How many messages may wait for running turns before the reader stops reading the server:
 /// with the editor's own backpressure this bounds acplb's memory whatever Codex prints.
 pub(super) const BACKLOG_LIMIT: usize = 256;
+
+/// One thread's messages, as its session takes them. Taking one gives its flow-control credit
+/// back to the reader (the backlog that pauses it), so no taker can forget to.
+#[derive(Debug)]
+pub(crate) struct Inbox {
+    rx: mpsc::UnboundedReceiver<Incoming>,
+    rpc: Rc<Rpc>,
+}
+
+impl Inbox {
+    /// The next message; `None` once the connection is torn down. Cancel-safe: a message is
+    /// taken (and its credit given back) only when this resolves.
+    pub(crate) async fn recv(&mut self) -> Option<Incoming> {
+        let msg = self.rx.recv().await?;
+        self.rpc.took(&msg);
+        Some(msg)
+    }
+
+    /// How many messages wait.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.rx.len()
+    }
+
+    /// Drops what waits (messages of an earlier turn, or late ones of this turn).
+    pub(crate) fn drain(&mut self) {
+        while let Ok(msg) = self.rx.try_recv() {
+            self.rpc.took(&msg);
+        }
+    }
+}
 
 /// Where one thread's messages go.
 #[derive(Debug)]
@@ -26,15 +61,21 @@ impl Rpc {
         self.threads.borrow().values().any(|r| r.active)
     }
 
-    /// Routes what the server sends about `thread_id` to `tx` (replacing an earlier route).
-    pub(crate) fn subscribe(&self, thread_id: &str, tx: mpsc::UnboundedSender<Incoming>) {
+    /// Routes what the server sends about `thread_id` to the inbox returned (replacing an
+    /// earlier route).
+    pub(crate) fn subscribe(self: &Rc<Self>, thread_id: &str) -> Inbox {
+        let (tx, rx) = mpsc::unbounded_channel();
         if let Some(gone) = self.gone() {
             let _ignored = tx.send(Incoming::Gone(gone));
-            return;
+        } else {
+            self.threads
+                .borrow_mut()
+                .insert(thread_id.to_owned(), Route { tx, active: false });
         }
-        self.threads
-            .borrow_mut()
-            .insert(thread_id.to_owned(), Route { tx, active: false });
+        Inbox {
+            rx,
+            rpc: Rc::clone(self),
+        }
     }
 
     /// Whether a turn of `thread_id` runs and takes its messages.
@@ -44,8 +85,8 @@ impl Rpc {
         }
     }
 
-    /// A running turn took one message off its channel.
-    pub(crate) fn took(&self, msg: &Incoming) {
+    /// A running turn took one message off its inbox: the reader may read one more.
+    fn took(&self, msg: &Incoming) {
         if matches!(msg, Incoming::Gone(_)) {
             return;
         }
@@ -100,7 +141,7 @@ impl Rpc {
                 self.respond_error(&id, -32601, "acplb cannot answer this request");
             }
             (None, Incoming::Notification { method, params }) => {
-                if method == "account/rateLimits/updated" {
+                if method == methods::RATE_LIMITS_UPDATED {
                     *self.rate_limits.borrow_mut() = Some(params);
                 } else {
                     tracing::trace!(%method, "a notification for no session");

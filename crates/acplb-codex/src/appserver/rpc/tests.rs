@@ -1,7 +1,34 @@
 //! The JSON-RPC peer's tests: answers, routing, backpressure, limits, the server going.
 
+use futures::FutureExt as _;
+
 use super::route::BACKLOG_LIMIT;
 use super::*;
+use crate::appserver::protocol::requests::{ThreadLoadedList, TurnInterrupt};
+
+/// Requests of the tests, without params: `a` and `b`.
+#[derive(serde::Serialize)]
+struct A {}
+#[derive(serde::Serialize)]
+struct B {}
+impl Request for A {
+    const METHOD: &'static str = "a";
+}
+impl Request for B {
+    const METHOD: &'static str = "b";
+}
+
+fn interrupt() -> TurnInterrupt {
+    TurnInterrupt {
+        thread_id: "t1".into(),
+        turn_id: "u1".into(),
+    }
+}
+
+/// The next message of `inbox` if one waits.
+fn next(inbox: &mut Inbox) -> Option<Incoming> {
+    inbox.recv().now_or_never().flatten()
+}
 
 fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -14,8 +41,8 @@ fn peer() -> (Rc<Rpc>, mpsc::UnboundedReceiver<String>) {
 #[tokio::test]
 async fn a_request_gets_its_own_answer_and_errors_carry_the_message() {
     let (rpc, mut out) = peer();
-    let first = rpc.request("a", json!({}));
-    let second = rpc.request("b", json!({}));
+    let first = rpc.request(&A {});
+    let second = rpc.request(&B {});
     let both = async {
         let sent: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
         assert_eq!(sent["method"], "a");
@@ -32,22 +59,21 @@ async fn a_request_gets_its_own_answer_and_errors_carry_the_message() {
 #[tokio::test]
 async fn messages_go_to_the_session_of_their_thread_and_unknown_requests_are_declined() {
     let (rpc, mut out) = peer();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    rpc.subscribe("t1", tx);
+    let mut inbox = rpc.subscribe("t1");
     rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","early":1}}"#);
     rpc.set_active("t1", true);
     rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t1","x":1}}"#);
     rpc.dispatch(r#"{"method":"item/started","params":{"threadId":"t2"}}"#);
     rpc.dispatch(r#"{"id":0,"method":"item/fileChange/requestApproval","params":{"threadId":"t9"}}"#);
     rpc.dispatch("not json");
-    match rx.try_recv().unwrap() {
+    match next(&mut inbox).unwrap() {
         Incoming::Notification { method, params } => {
             assert_eq!(method, "item/started");
             assert_eq!(params["x"], 1);
         }
         other => panic!("{other:?}"),
     }
-    assert!(rx.try_recv().is_err(), "t2's message did not reach t1");
+    assert!(next(&mut inbox).is_none(), "t2's message did not reach t1");
     let refusal: Value = serde_json::from_str(&out.recv().await.unwrap()).unwrap();
     assert_eq!(refusal["id"], 0);
     assert_eq!(refusal["error"]["code"], -32601);
@@ -56,8 +82,7 @@ async fn messages_go_to_the_session_of_their_thread_and_unknown_requests_are_dec
 #[tokio::test]
 async fn the_reader_waits_while_running_turns_have_a_full_backlog() {
     let (rpc, _out) = peer();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    rpc.subscribe("t1", tx);
+    let mut inbox = rpc.subscribe("t1");
     rpc.set_active("t1", true);
     let line = r#"{"method":"item/agentMessage/delta","params":{"threadId":"t1","delta":"x"}}"#;
     for _ in 0..BACKLOG_LIMIT {
@@ -69,13 +94,15 @@ async fn the_reader_waits_while_running_turns_have_a_full_backlog() {
         futures::poll!(room.as_mut()).is_pending(),
         "full: the reader waits"
     );
-    let msg = rx.try_recv().unwrap();
-    rpc.took(&msg);
-    assert!(futures::poll!(room.as_mut()).is_ready(), "one taken: room again");
+    assert!(next(&mut inbox).is_some());
+    assert!(
+        futures::poll!(room.as_mut()).is_ready(),
+        "one taken (the inbox gave its credit back): room again"
+    );
     // Between turns nothing is kept.
     rpc.set_active("t1", false);
     rpc.dispatch(line);
-    assert_eq!(rx.len(), BACKLOG_LIMIT - 1);
+    assert_eq!(inbox.len(), BACKLOG_LIMIT - 1);
 }
 
 #[tokio::test]
@@ -91,11 +118,12 @@ async fn a_request_not_answered_in_time_has_the_server_declared_dead() {
             unanswered: Some(unanswered),
         });
     };
-    let (result, ()) = tokio::join!(rpc.request("turn/start", json!({})), reader);
+    let request = interrupt();
+    let (result, ()) = tokio::join!(rpc.request(&request), reader);
     let Err(RpcFailure::Gone(gone)) = result else {
         panic!("{result:?}")
     };
-    assert_eq!(gone.unanswered.as_deref(), Some("`turn/start` within 30ms"));
+    assert_eq!(gone.unanswered.as_deref(), Some("`turn/interrupt` within 30ms"));
     assert_eq!(gone.stderr_tail, "last words");
 }
 
@@ -112,17 +140,17 @@ async fn an_error_answer_reaches_the_caller_without_a_served_secret() {
                 .to_string(),
         );
     };
-    let (result, ()) = tokio::join!(rpc.request("thread/start", json!({})), answer);
+    let (result, ()) = tokio::join!(rpc.request(&ThreadLoadedList {}), answer);
     assert_eq!(result.unwrap_err().to_string(), "bad env [REDACTED] (code 1)");
 }
 
 #[tokio::test]
 async fn when_the_server_goes_every_waiter_and_session_hears_why() {
     let (rpc, _out) = peer();
-    let (tx, mut rx) = mpsc::unbounded_channel();
-    rpc.subscribe("t1", tx);
+    let mut inbox = rpc.subscribe("t1");
     rpc.set_active("t1", true);
-    let waiting = rpc.request("turn/start", json!({}));
+    let request = interrupt();
+    let waiting = rpc.request(&request);
     let gone = Gone {
         status: "exit status: 3".into(),
         stderr_tail: "boom".into(),
@@ -131,9 +159,6 @@ async fn when_the_server_goes_every_waiter_and_session_hears_why() {
     let close = async { rpc.close(&gone) };
     let (result, ()) = tokio::join!(waiting, close);
     assert_eq!(result.unwrap_err(), RpcFailure::Gone(gone.clone()));
-    assert!(matches!(rx.try_recv().unwrap(), Incoming::Gone(g) if g == gone));
-    assert!(matches!(
-        rpc.request("x", json!({})).await,
-        Err(RpcFailure::Gone(_))
-    ));
+    assert!(matches!(next(&mut inbox).unwrap(), Incoming::Gone(g) if g == gone));
+    assert!(matches!(rpc.request(&A {}).await, Err(RpcFailure::Gone(_))));
 }

@@ -2,6 +2,7 @@
 //! taught (usage, totals, title), the request that starts a turn, and the outcome the runtime
 //! gets.
 
+use super::super::protocol::requests::{ReviewStart, ThreadCompactStart, ThreadInjectItems, TurnStart};
 use super::super::rpc::{Gone, RpcFailure};
 use super::turn::{Ended, TurnRun, call};
 use super::{
@@ -28,8 +29,11 @@ pub(super) async fn inject_instructions(
     if notes.is_empty() {
         return;
     }
-    let params = json!({ "threadId": thread_id, "items": turn_input::developer_items(notes) });
-    if let Err(e) = call(rpc, transcript, "thread/inject_items", params).await {
+    let params = ThreadInjectItems {
+        thread_id: thread_id.to_owned(),
+        items: turn_input::developer_items(notes),
+    };
+    if let Err(e) = call(rpc, transcript, &params).await {
         tracing::warn!(error = %e, "adding the plugins' notes to the thread failed");
     }
 }
@@ -43,38 +47,50 @@ pub(super) struct Learned {
 }
 
 /// The request that starts the turn: `turn/start`, or what a slash command maps to.
+pub(super) enum Start {
+    Turn(TurnStart),
+    Review(ReviewStart),
+    Compact(ThreadCompactStart),
+}
+
+impl Start {
+    /// Sends it, recorded in the turn's transcript.
+    pub(super) async fn send(&self, rpc: &Rpc, transcript: &mut Transcript) -> Result<Value, RpcFailure> {
+        match self {
+            Self::Turn(params) => call(rpc, transcript, params).await,
+            Self::Review(params) => call(rpc, transcript, params).await,
+            Self::Compact(params) => call(rpc, transcript, params).await,
+        }
+    }
+}
+
+/// The request that starts the turn on thread `thread_id`.
 pub(super) fn start_request(
     slash: Option<Slash>,
     thread_id: &str,
     turn: &TurnRequest,
     cwd: &std::path::Path,
     images: &[std::path::PathBuf],
-) -> (&'static str, Value) {
+) -> Start {
+    let thread_id = thread_id.to_owned();
     match slash {
         Some(Slash::Review(instructions)) => {
             let target = match instructions {
                 Some(text) => json!({ "type": "custom", "instructions": text }),
                 None => json!({ "type": "uncommittedChanges" }),
             };
-            ("review/start", json!({ "threadId": thread_id, "target": target }))
+            Start::Review(ReviewStart { thread_id, target })
         }
-        Some(Slash::Compact) => ("thread/compact/start", json!({ "threadId": thread_id })),
-        _ => {
-            let mut params = json!({
-                "threadId": thread_id,
-                "input": turn_input::user_input(&turn.prompt.text, images),
-                "approvalPolicy": config::approval_policy(turn.mode),
-                "sandboxPolicy": config::sandbox_policy(turn.mode, &turn.settings),
-                "cwd": cwd,
-            });
-            if let Some(model) = &turn.settings.model {
-                params["model"] = Value::String(model.clone());
-            }
-            if let Some(effort) = &turn.settings.reasoning_effort {
-                params["effort"] = Value::String(effort.clone());
-            }
-            ("turn/start", params)
-        }
+        Some(Slash::Compact) => Start::Compact(ThreadCompactStart { thread_id }),
+        _ => Start::Turn(TurnStart {
+            thread_id,
+            input: turn_input::user_input(&turn.prompt.text, images),
+            approval_policy: config::approval_policy(turn.mode),
+            sandbox_policy: config::sandbox_policy(turn.mode, &turn.settings),
+            cwd: cwd.to_path_buf(),
+            model: turn.settings.model.clone(),
+            effort: turn.settings.reasoning_effort.clone(),
+        }),
     }
 }
 

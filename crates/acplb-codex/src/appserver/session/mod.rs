@@ -18,7 +18,6 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::approval::{Ask, answer_user_input};
@@ -26,7 +25,7 @@ use super::commands::{self, Slash};
 use super::config;
 use super::decode::{AppDecoder, AppSignal, DecoderOptions, TurnEnd};
 use super::early::{self, Early};
-use super::rpc::{Gone, Incoming, Rpc, RpcFailure};
+use super::rpc::{Gone, Inbox, Incoming, Rpc, RpcFailure};
 use super::server::{AppServer, Conn};
 use super::turn_input;
 use crate::images::ImageFiles;
@@ -40,7 +39,7 @@ mod thread;
 mod turn;
 
 use finish::{inject_instructions, start_request};
-use turn::{Ended, TurnRun, call};
+use turn::{Ended, TurnRun};
 
 /// How long an interrupted turn may take to say it ended before acplb stops waiting.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(3);
@@ -50,7 +49,7 @@ struct Thread {
     id: String,
     /// The server generation the thread is loaded on.
     generation: u64,
-    rx: mpsc::UnboundedReceiver<Incoming>,
+    inbox: Inbox,
 }
 
 /// The provider side of one ACP session on app-server.
@@ -195,12 +194,10 @@ impl ProviderSession for AppSession {
         };
         let thread_id = thread.id.clone();
         // Stale messages of an earlier turn (after an interrupt) are of no use now.
-        while let Ok(stale) = thread.rx.try_recv() {
-            conn.rpc.took(&stale);
-        }
+        thread.inbox.drain();
         conn.rpc.set_active(&thread_id, true);
         inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
-        let (method, params) = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
+        let start = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,
@@ -215,11 +212,11 @@ impl ProviderSession for AppSession {
             transcript,
             usage: None,
         };
-        let rx = &mut thread.rx;
+        let inbox = &mut thread.inbox;
         let started = tokio::select! {
             biased;
             () = cancel.cancelled() => None,
-            started = call(&conn.rpc, &mut run.transcript, method, params) => Some(started),
+            started = start.send(&conn.rpc, &mut run.transcript) => Some(started),
         };
         let end = match started {
             None => Ended::Cancelled,
@@ -229,14 +226,12 @@ impl ProviderSession for AppSession {
                     .pointer("/turn/id")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                run.drive(rx, sink, &cancel, &turn.steer).await
+                run.drive(inbox, sink, &cancel, &turn.steer).await
             }
         };
         drop(images);
         conn.rpc.set_active(&thread_id, false);
-        while let Ok(late) = rx.try_recv() {
-            conn.rpc.took(&late);
-        }
+        inbox.drain();
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
     }

@@ -7,11 +7,12 @@ use acplb_core::error::ProviderError;
 use acplb_core::permission::Mode;
 use acplb_core::provider::{SessionSettings, SessionSink, TurnRequest};
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use super::turn::{call, notify};
 use super::{AppSession, Found, Thread};
 use crate::appserver::config;
+use crate::appserver::protocol::Request as _;
+use crate::appserver::protocol::requests::{ThreadFork, ThreadResume, ThreadStart};
 use crate::appserver::rpc::RpcFailure;
 use crate::appserver::server::Conn;
 use crate::prepare::developer_instructions;
@@ -31,26 +32,21 @@ impl AppSession {
         mode: Mode,
         settings: &SessionSettings,
         turn_instructions: &[String],
-    ) -> Result<Value, ProviderError> {
+    ) -> Result<ThreadStart, ProviderError> {
         let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
             .map_err(ProviderError::Prepare)?;
-        let mut params = json!({
-            "cwd": self.setup.cwd,
-            "approvalPolicy": config::approval_policy(mode),
-            "sandbox": config::sandbox_mode(mode, settings),
-            "config": config,
-        });
-        if let Some(text) = developer_instructions(
-            &self.server.options().overrides,
-            &self.setup.developer_instructions,
-            turn_instructions,
-        ) {
-            params["developerInstructions"] = Value::String(text);
-        }
-        if let Some(model) = &settings.model {
-            params["model"] = Value::String(model.clone());
-        }
-        Ok(params)
+        Ok(ThreadStart {
+            cwd: self.setup.cwd.clone(),
+            approval_policy: config::approval_policy(mode),
+            sandbox: config::sandbox_mode(mode, settings),
+            config,
+            developer_instructions: developer_instructions(
+                &self.server.options().overrides,
+                &self.setup.developer_instructions,
+                turn_instructions,
+            ),
+            model: settings.model.clone(),
+        })
     }
 
     /// The thread started when the session opened, if it is on the running server.
@@ -64,16 +60,22 @@ impl AppSession {
         let Some(early) = early.filter(|e| e.generation == conn.generation) else {
             return false;
         };
-        transcript.message(true, &early.request);
-        transcript.message(false, &early.result);
-        if let Some(model) = early.result.pointer("/result/model").and_then(Value::as_str) {
+        transcript.record(
+            true,
+            || json!({ "method": ThreadStart::METHOD, "params": early.request }),
+        );
+        transcript.record(
+            false,
+            || json!({ "method": ThreadStart::METHOD, "result": early.result }),
+        );
+        if let Some(model) = early.result.get("model").and_then(Value::as_str) {
             self.model = Some(model.to_owned());
         }
         self.known_thread = Some(early.id.clone());
         self.thread = Some(Thread {
             id: early.id,
             generation: early.generation,
-            rx: early.rx,
+            inbox: early.inbox,
         });
         true
     }
@@ -112,7 +114,7 @@ impl AppSession {
         let result = match opening {
             Opening::Resume(id) => self.resume(conn, &id, params, turn, sink, transcript).await?,
             Opening::Fork(source) => self.fork(conn, &source, params, turn, sink, transcript).await?,
-            Opening::Start => call(&conn.rpc, transcript, "thread/start", params)
+            Opening::Start => call(&conn.rpc, transcript, &params)
                 .await
                 .map_err(|f| self.failed(&f))?,
         };
@@ -126,14 +128,13 @@ impl AppSession {
         if let Some(model) = result.get("model").and_then(Value::as_str) {
             self.model = Some(model.to_owned());
         }
-        let (tx, rx) = mpsc::unbounded_channel();
-        conn.rpc.subscribe(&id, tx);
+        let inbox = conn.rpc.subscribe(&id);
         sink.thread_started(&id);
         self.known_thread = Some(id.clone());
         self.thread = Some(Thread {
             id,
             generation: conn.generation,
-            rx,
+            inbox,
         });
         Ok(Found::Started)
     }
@@ -144,15 +145,17 @@ impl AppSession {
         &mut self,
         conn: &Conn,
         id: &str,
-        params: Value,
+        params: ThreadStart,
         turn: &TurnRequest,
         sink: &dyn SessionSink,
         transcript: &mut Transcript,
     ) -> Result<Value, ProviderError> {
-        let mut resume = params.clone();
-        resume["threadId"] = Value::String(id.to_owned());
-        resume["excludeTurns"] = Value::Bool(true);
-        match call(&conn.rpc, transcript, "thread/resume", resume).await {
+        let resume = ThreadResume {
+            settings: params.clone(),
+            thread_id: id.to_owned(),
+            exclude_turns: true,
+        };
+        match call(&conn.rpc, transcript, &resume).await {
             Ok(result) => {
                 tracing::info!(session = %self.setup.session_id, thread = %id, "codex thread resumed");
                 self.fallback = None;
@@ -174,16 +177,18 @@ impl AppSession {
         &mut self,
         conn: &Conn,
         source: &str,
-        params: Value,
+        params: ThreadStart,
         turn: &TurnRequest,
         sink: &dyn SessionSink,
         transcript: &mut Transcript,
     ) -> Result<Value, ProviderError> {
-        let mut fork = params.clone();
-        fork["threadId"] = Value::String(source.to_owned());
-        fork["excludeTurns"] = Value::Bool(true);
+        let fork = ThreadFork {
+            settings: params.clone(),
+            thread_id: source.to_owned(),
+            exclude_turns: true,
+        };
         // Kept until it worked or was given up: a server that died meanwhile forks next time.
-        let result = match call(&conn.rpc, transcript, "thread/fork", fork).await {
+        let result = match call(&conn.rpc, transcript, &fork).await {
             Ok(result) => {
                 tracing::info!(session = %self.setup.session_id, source = %source, "codex thread forked");
                 self.fallback = None;
@@ -205,7 +210,7 @@ impl AppSession {
     async fn start_over(
         &mut self,
         conn: &Conn,
-        params: Value,
+        params: ThreadStart,
         turn: &TurnRequest,
         sink: &dyn SessionSink,
         transcript: &mut Transcript,
@@ -226,7 +231,7 @@ impl AppSession {
             ),
         };
         notify(sink, self.setup.client_shows_notices, &text);
-        call(&conn.rpc, transcript, "thread/start", params)
+        call(&conn.rpc, transcript, &params)
             .await
             .map_err(|f| self.failed(&f))
     }

@@ -5,9 +5,11 @@ use std::time::Duration;
 
 use super::{
     AppDecoder, AppSignal, Ask, CancellationToken, ContentBlock, ContentChunk, FuturesUnordered, Gone,
-    INTERRUPT_WAIT, Incoming, PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt,
-    ToolCallStatus, Totals, Transcript, TurnEnd, Value, answer_user_input, json, mpsc, turn_input,
+    INTERRUPT_WAIT, Inbox, Incoming, PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate,
+    StreamExt, ToolCallStatus, Totals, Transcript, TurnEnd, Value, answer_user_input, json, turn_input,
 };
+use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
+use crate::appserver::protocol::{Request, methods};
 
 /// How long an interrupted turn has to say it ended before its open tool calls are closed
 /// anyway: the prompt is answered within a second, whatever Codex does.
@@ -48,7 +50,7 @@ pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask
 impl TurnRun<'_> {
     pub(super) async fn drive(
         &mut self,
-        rx: &mut mpsc::UnboundedReceiver<Incoming>,
+        inbox: &mut Inbox,
         sink: &dyn SessionSink,
         cancel: &CancellationToken,
         steer: &acplb_core::provider::SteerInbox,
@@ -57,7 +59,7 @@ impl TurnRun<'_> {
         loop {
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return self.interrupt(rx, sink, asks).await,
+                () = cancel.cancelled() => return self.interrupt(inbox, sink, asks).await,
                 // Cancel-safe: FuturesUnordered keeps the other asks.
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
                     let result = match &answer {
@@ -74,11 +76,10 @@ impl TurnRun<'_> {
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => self.steer(&input.text).await,
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
-                msg = rx.recv(), if asks.len() < OPEN_ASKS => {
+                msg = inbox.recv(), if asks.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
                         return Ended::Gone(Gone::closed());
                     };
-                    self.rpc.took(&msg);
                     self.record(&msg);
                     match msg {
                         Incoming::Gone(gone) => {
@@ -106,10 +107,10 @@ impl TurnRun<'_> {
                                     let answer = sink.request_permission(question).await;
                                     (id, ask, answer)
                                 }));
-                            } else if method == "item/tool/requestUserInput" {
+                            } else if method == methods::TOOL_USER_INPUT {
                                 let result = answer_user_input(&params, &mut self.out);
                                 self.respond(&id, result);
-                            } else if method == "mcpServer/elicitation/request" {
+                            } else if method == methods::MCP_ELICITATION {
                                 // An MCP server asking the user for data: acplb has no form to
                                 // show, so the answer is a decline the server can handle.
                                 tracing::info!("an MCP server asked for input acplb cannot show; declined");
@@ -138,7 +139,7 @@ impl TurnRun<'_> {
         {
             return None;
         }
-        if method == "thread/tokenUsage/updated" {
+        if method == methods::TOKEN_USAGE_UPDATED {
             self.usage = Some(params.clone());
         }
         match self.decoder.notification(method, params, &mut self.out)? {
@@ -165,39 +166,38 @@ impl TurnRun<'_> {
 
     pub(super) fn respond(&mut self, id: &Value, result: Value) {
         self.transcript
-            .message(true, &json!({ "id": id, "result": result }));
+            .record(true, || json!({ "id": id, "result": result }));
         self.rpc.respond(id, result);
     }
 
     pub(super) fn respond_error(&mut self, id: &Value, code: i64, message: &str) {
-        self.transcript.message(
+        self.transcript.record(
             true,
-            &json!({ "id": id, "error": { "code": code, "message": message } }),
+            || json!({ "id": id, "error": { "code": code, "message": message } }),
         );
         self.rpc.respond_error(id, code, message);
     }
 
     pub(super) fn record(&mut self, msg: &Incoming) {
-        let value = match msg {
+        self.transcript.record(false, || match msg {
             Incoming::Notification { method, params } => json!({ "method": method, "params": params }),
             Incoming::Request { id, method, params } => {
                 json!({ "id": id, "method": method, "params": params })
             }
             Incoming::Gone(gone) => json!({ "gone": { "status": gone.status } }),
-        };
-        self.transcript.message(false, &value);
+        });
     }
 
     pub(super) async fn steer(&mut self, text: &str) {
         let Some(turn_id) = self.turn_id.clone() else {
             return;
         };
-        let params = json!({
-            "threadId": self.thread_id,
-            "input": turn_input::user_input(text, &[]),
-            "expectedTurnId": turn_id,
-        });
-        if let Err(e) = call(self.rpc, &mut self.transcript, "turn/steer", params).await {
+        let params = TurnSteer {
+            thread_id: self.thread_id.to_owned(),
+            input: turn_input::user_input(text, &[]),
+            expected_turn_id: turn_id,
+        };
+        if let Err(e) = call(self.rpc, &mut self.transcript, &params).await {
             tracing::warn!(error = %e, "steering the running turn failed");
         }
     }
@@ -208,7 +208,7 @@ impl TurnRun<'_> {
     /// sweep of the turn's commands finds what Codex stopped.
     pub(super) async fn interrupt(
         &mut self,
-        rx: &mut mpsc::UnboundedReceiver<Incoming>,
+        inbox: &mut Inbox,
         sink: &dyn SessionSink,
         asks: FuturesUnordered<PendingAsk<'_>>,
     ) -> Ended {
@@ -220,16 +220,19 @@ impl TurnRun<'_> {
         }
         if let Some(turn_id) = self.turn_id.clone() {
             let until = tokio::time::Instant::now() + INTERRUPT_WAIT;
-            let params = json!({ "threadId": self.thread_id, "turnId": turn_id });
+            let params = TurnInterrupt {
+                thread_id: self.thread_id.to_owned(),
+                turn_id,
+            };
             let rpc = self.rpc;
             let confirmed = async {
                 // Not answered when Codex is frozen or deaf: then given up with this future.
-                let _ignored = call(rpc, &mut self.transcript, "turn/interrupt", params).await;
-                self.until_end(rx, true).await;
+                let _ignored = call(rpc, &mut self.transcript, &params).await;
+                self.until_end(inbox, true).await;
             };
             if tokio::time::timeout(INTERRUPT_CONFIRM, confirmed).await.is_err() {
                 self.close_open("Cancelled before it finished.", sink);
-                if tokio::time::timeout_at(until, self.until_end(rx, false))
+                if tokio::time::timeout_at(until, self.until_end(inbox, false))
                     .await
                     .is_err()
                 {
@@ -251,9 +254,8 @@ impl TurnRun<'_> {
 
     /// Reads the interrupted turn's messages until it says it ended (or the server is gone),
     /// refusing what Codex asks meanwhile; its updates are kept for the editor when `keep`.
-    async fn until_end(&mut self, rx: &mut mpsc::UnboundedReceiver<Incoming>, keep: bool) {
-        while let Some(msg) = rx.recv().await {
-            self.rpc.took(&msg);
+    async fn until_end(&mut self, inbox: &mut Inbox, keep: bool) {
+        while let Some(msg) = inbox.recv().await {
             self.record(&msg);
             let ended = match msg {
                 Incoming::Notification { method, params } => self.on_notification(&method, &params).is_some(),
@@ -290,22 +292,21 @@ impl TurnRun<'_> {
 }
 
 /// A request of acplb's, written to the turn's transcript with its result.
-pub(super) async fn call(
+pub(super) async fn call<R: Request>(
     rpc: &Rpc,
     transcript: &mut Transcript,
-    method: &str,
-    params: Value,
+    params: &R,
 ) -> Result<Value, RpcFailure> {
-    transcript.message(true, &json!({ "method": method, "params": params }));
-    let result = rpc.request(method, params).await;
-    let recorded = match &result {
+    let method = R::METHOD;
+    transcript.record(true, || json!({ "method": method, "params": params }));
+    let result = rpc.request(params).await;
+    transcript.record(false, || match &result {
         Ok(value) => json!({ "method": method, "result": value }),
         Err(RpcFailure::Error { code, message }) => {
             json!({ "method": method, "error": { "code": code, "message": message } })
         }
         Err(RpcFailure::Gone(gone)) => json!({ "method": method, "gone": { "status": gone.status } }),
-    };
-    transcript.message(false, &recorded);
+    });
     result
 }
 

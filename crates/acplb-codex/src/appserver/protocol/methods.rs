@@ -1,0 +1,112 @@
+//! The method table of the app-server protocol: one constant per method acplb sends, answers
+//! or reads, so that what acplb speaks is listed in one place (no method name is written
+//! anywhere else). Names as `codex app-server` 0.169.0 spells them.
+
+// Requests acplb sends (their params: `super::requests`).
+/// The handshake: acplb's name and capabilities.
+pub(crate) const INITIALIZE: &str = "initialize";
+/// The notification that ends the handshake.
+pub(crate) const INITIALIZED: &str = "initialized";
+/// Starts a thread.
+pub(crate) const THREAD_START: &str = "thread/start";
+/// Loads a thread Codex saved (from an earlier server or acplb).
+pub(crate) const THREAD_RESUME: &str = "thread/resume";
+/// A new thread with another thread's history.
+pub(crate) const THREAD_FORK: &str = "thread/fork";
+/// The threads loaded on the server (a cheap health check).
+pub(crate) const THREAD_LOADED_LIST: &str = "thread/loaded/list";
+/// Adds items (developer messages) to a thread's history.
+pub(crate) const THREAD_INJECT_ITEMS: &str = "thread/inject_items";
+/// `/compact`: compacts a thread's history.
+pub(crate) const THREAD_COMPACT_START: &str = "thread/compact/start";
+/// Starts a turn.
+pub(crate) const TURN_START: &str = "turn/start";
+/// Adds input to the running turn.
+pub(crate) const TURN_STEER: &str = "turn/steer";
+/// Stops the running turn.
+pub(crate) const TURN_INTERRUPT: &str = "turn/interrupt";
+/// `/review`: a review turn.
+pub(crate) const REVIEW_START: &str = "review/start";
+
+// Requests the server sends acplb.
+/// Asks to run a command.
+pub(crate) const COMMAND_APPROVAL: &str = "item/commandExecution/requestApproval";
+/// Asks to apply a patch.
+pub(crate) const FILE_CHANGE_APPROVAL: &str = "item/fileChange/requestApproval";
+/// Asks for more permissions.
+pub(crate) const PERMISSIONS_APPROVAL: &str = "item/permissions/requestApproval";
+/// An MCP server asks the user (a tool call's approval, or a form).
+pub(crate) const MCP_ELICITATION: &str = "mcpServer/elicitation/request";
+/// A tool asks the user questions.
+pub(crate) const TOOL_USER_INPUT: &str = "item/tool/requestUserInput";
+
+// Notifications acplb reads.
+/// A turn started (its id).
+pub(crate) const TURN_STARTED: &str = "turn/started";
+/// A turn ended.
+pub(crate) const TURN_COMPLETED: &str = "turn/completed";
+/// The turn's plan.
+pub(crate) const TURN_PLAN_UPDATED: &str = "turn/plan/updated";
+/// An item started.
+pub(crate) const ITEM_STARTED: &str = "item/started";
+/// An item completed.
+pub(crate) const ITEM_COMPLETED: &str = "item/completed";
+/// A piece of an agent message.
+pub(crate) const AGENT_MESSAGE_DELTA: &str = "item/agentMessage/delta";
+/// A piece of a reasoning summary.
+pub(crate) const REASONING_SUMMARY_DELTA: &str = "item/reasoning/summaryTextDelta";
+/// A new part of a reasoning summary.
+pub(crate) const REASONING_SUMMARY_PART_ADDED: &str = "item/reasoning/summaryPartAdded";
+/// What a command printed.
+pub(crate) const COMMAND_OUTPUT_DELTA: &str = "item/commandExecution/outputDelta";
+/// A patch as it stands.
+pub(crate) const PATCH_UPDATED: &str = "item/fileChange/patchUpdated";
+/// An MCP tool call's progress.
+pub(crate) const MCP_TOOL_PROGRESS: &str = "item/mcpToolCall/progress";
+/// The thread's token usage.
+pub(crate) const TOKEN_USAGE_UPDATED: &str = "thread/tokenUsage/updated";
+/// The thread's name.
+pub(crate) const THREAD_NAME_UPDATED: &str = "thread/name/updated";
+/// An error (retried, or the turn's failure).
+pub(crate) const ERROR: &str = "error";
+/// A warning.
+pub(crate) const WARNING: &str = "warning";
+/// A warning of the guardian reviewer.
+pub(crate) const GUARDIAN_WARNING: &str = "guardianWarning";
+/// Codex moved the turn to another model.
+pub(crate) const MODEL_REROUTED: &str = "model/rerouted";
+/// An MCP server started (or failed to).
+pub(crate) const MCP_STARTUP_STATUS: &str = "mcpServer/startupStatus/updated";
+/// The account's rate limits (naming no thread).
+pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
+
+/// Notifications that need no update: thread and account state, facts other updates already
+/// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
+pub(crate) const IGNORED: &[&str] = &[
+    "thread/started",
+    "thread/status/changed",
+    "thread/compacted",
+    "thread/goal/updated",
+    "thread/goal/cleared",
+    "thread/settings/updated",
+    "serverRequest/resolved",
+    RATE_LIMITS_UPDATED,
+    "account/updated",
+    "remoteControl/status/changed",
+    "deprecationNotice",
+    "configWarning",
+    "turn/diff/updated",
+    "turn/moderationMetadata",
+    "item/reasoning/textDelta",
+    "item/plan/delta",
+    "item/fileChange/outputDelta",
+    "item/commandExecution/terminalInteraction",
+    "item/autoApprovalReview/started",
+    "item/autoApprovalReview/completed",
+    "hook/started",
+    "hook/completed",
+    "rawResponseItem/completed",
+    "rawResponse/completed",
+    "model/safetyBuffering/updated",
+    "skills/changed",
+];

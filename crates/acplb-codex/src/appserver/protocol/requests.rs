@@ -1,0 +1,212 @@
+//! The params of the requests acplb sends, typed: each names its method
+//! ([`Request::METHOD`], from the method table), so a request cannot go out under another
+//! method's name or with a misspelt field. Nested shapes acplb only passes through (a sandbox
+//! policy, user input items, MCP config) stay JSON values.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::methods;
+
+/// The params of a request acplb sends; the type names its method.
+pub(crate) trait Request: Serialize {
+    /// The method, from [`methods`].
+    const METHOD: &'static str;
+}
+
+/// `initialize`: who acplb is.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Initialize {
+    client_info: ClientInfo,
+    capabilities: ClientCapabilities,
+}
+
+#[derive(Debug, Serialize)]
+struct ClientInfo {
+    name: &'static str,
+    title: &'static str,
+    version: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClientCapabilities {
+    experimental_api: bool,
+}
+
+impl Initialize {
+    /// acplb, this version, without Codex's experimental API.
+    pub(crate) fn acplb() -> Self {
+        Self {
+            client_info: ClientInfo {
+                name: "acplb",
+                title: "acplb",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            capabilities: ClientCapabilities {
+                experimental_api: false,
+            },
+        }
+    }
+}
+
+/// `thread/start`: a session's thread, as the session and its mode want it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadStart {
+    pub(crate) cwd: PathBuf,
+    pub(crate) approval_policy: &'static str,
+    pub(crate) sandbox: &'static str,
+    /// `-c`-style overrides: the session's MCP servers and environment.
+    pub(crate) config: serde_json::Map<String, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) developer_instructions: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<String>,
+}
+
+/// `thread/resume`: a saved thread loaded with the session's settings (`excludeTurns`: acplb
+/// already showed its history).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadResume {
+    #[serde(flatten)]
+    pub(crate) settings: ThreadStart,
+    pub(crate) thread_id: String,
+    pub(crate) exclude_turns: bool,
+}
+
+/// `thread/fork`: a new thread with the history of thread `thread_id`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadFork {
+    #[serde(flatten)]
+    pub(crate) settings: ThreadStart,
+    pub(crate) thread_id: String,
+    pub(crate) exclude_turns: bool,
+}
+
+/// `thread/loaded/list`: a cheap request, asked to see whether the server answers.
+#[derive(Debug, Serialize)]
+pub(crate) struct ThreadLoadedList {}
+
+/// `thread/inject_items`: developer messages added to a thread's history.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadInjectItems {
+    pub(crate) thread_id: String,
+    pub(crate) items: Vec<Value>,
+}
+
+/// `thread/compact/start` (`/compact`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadCompactStart {
+    pub(crate) thread_id: String,
+}
+
+/// `turn/start`: a prompt, with the turn's mode and settings.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TurnStart {
+    pub(crate) thread_id: String,
+    pub(crate) input: Value,
+    pub(crate) approval_policy: &'static str,
+    pub(crate) sandbox_policy: Value,
+    pub(crate) cwd: PathBuf,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) effort: Option<String>,
+}
+
+/// `turn/steer`: input added to the running turn `expected_turn_id`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TurnSteer {
+    pub(crate) thread_id: String,
+    pub(crate) input: Value,
+    pub(crate) expected_turn_id: String,
+}
+
+/// `turn/interrupt`: stops turn `turn_id`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct TurnInterrupt {
+    pub(crate) thread_id: String,
+    pub(crate) turn_id: String,
+}
+
+/// `review/start` (`/review`): a review of `target`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReviewStart {
+    pub(crate) thread_id: String,
+    pub(crate) target: Value,
+}
+
+macro_rules! methods {
+    ($($params:ty => $method:ident),* $(,)?) => {
+        $(impl Request for $params {
+            const METHOD: &'static str = methods::$method;
+        })*
+    };
+}
+
+methods! {
+    Initialize => INITIALIZE,
+    ThreadStart => THREAD_START,
+    ThreadResume => THREAD_RESUME,
+    ThreadFork => THREAD_FORK,
+    ThreadLoadedList => THREAD_LOADED_LIST,
+    ThreadInjectItems => THREAD_INJECT_ITEMS,
+    ThreadCompactStart => THREAD_COMPACT_START,
+    TurnStart => TURN_START,
+    TurnSteer => TURN_STEER,
+    TurnInterrupt => TURN_INTERRUPT,
+    ReviewStart => REVIEW_START,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn params_keep_the_field_names_and_order_codex_reads() {
+        let settings = ThreadStart {
+            cwd: "/w".into(),
+            approval_policy: "on-request",
+            sandbox: "read-only",
+            config: serde_json::Map::new(),
+            developer_instructions: None,
+            model: Some("m".into()),
+        };
+        let resume = ThreadResume {
+            settings,
+            thread_id: "t".into(),
+            exclude_turns: true,
+        };
+        assert_eq!(
+            serde_json::to_string(&resume).ok().as_deref(),
+            Some(
+                r#"{"cwd":"/w","approvalPolicy":"on-request","sandbox":"read-only","config":{},"model":"m","threadId":"t","excludeTurns":true}"#
+            )
+        );
+        assert_eq!(ThreadResume::METHOD, "thread/resume");
+        assert_eq!(
+            serde_json::to_string(&ThreadLoadedList {}).ok().as_deref(),
+            Some("{}")
+        );
+        let init = serde_json::to_value(Initialize::acplb()).ok();
+        assert_eq!(
+            init.as_ref()
+                .and_then(|v| v.pointer("/capabilities/experimentalApi")),
+            Some(&json!(false))
+        );
+    }
+}
