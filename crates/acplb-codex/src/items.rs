@@ -1,9 +1,13 @@
-//! Serde mirror of the JSONL events `codex exec --json` prints (Codex CLI 0.169.0).
+//! Codex's item vocabulary (Codex CLI 0.169.0): the items a turn makes (messages, reasoning,
+//! commands, file changes, MCP calls, web searches, plans, errors) as `codex exec --json` prints
+//! them, and the [`Event`] envelope that carries them on that transport. The renderers both
+//! decoders draw (`render/`) take these types; the app-server decoder converts its own items to
+//! them where a renderer exists.
 //!
-//! Each stdout line is one [`Event`]. Unknown event and item types become `Unknown` variants that
+//! Each exec stdout line is one [`Event`]. Unknown event and item types become `Unknown` variants that
 //! keep the type name, so a newer Codex never breaks a session.
 //!
-//! [`Event`] and [`Item`] deserialize through small hand-written map visitors (`wire/de.rs`)
+//! [`Event`] and [`Item`] deserialize through small hand-written map visitors (`items/de.rs`)
 //! instead of `#[serde(tag = "type")]`, for two reasons:
 //! - `web_search` items carry the `id` key twice (`"id":"item_0",…,"id":"ws_…"`); a derived
 //!   struct rejects that as a duplicate field. Here the first `id` is the item id and the second

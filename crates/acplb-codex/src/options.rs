@@ -24,7 +24,7 @@ pub struct CodexOptions {
     pub interrupt_grace: Duration,
     /// Where to write provider transcripts (see `transcript.rs`), if anywhere.
     pub transcript_dir: Option<PathBuf>,
-    /// How stdio MCP servers with `env` are started (see `mcp.rs`); without one such servers
+    /// How stdio MCP servers with `env` are started (see `mcp/`); without one such servers
     /// are refused, since their values would otherwise go on Codex's command line.
     pub mcp_launcher: Option<McpLauncher>,
     /// The editor's backpressure: a shared app-server's output is read only while the editor

@@ -4,15 +4,16 @@
 //! The [`AppDecoder`] is fed one server notification at a time (the caller already knows it
 //! belongs to this session's thread) and appends the resulting updates to a caller-owned vector;
 //! turn-level facts come back as an [`AppSignal`]. It does no I/O. Create one per turn with an
-//! `id_prefix` unique to the turn, as for the exec decoder: tool call and message ids are the
+//! `id_prefix` unique to the turn, as for exec's decoder: tool call and message ids are the
 //! prefix followed by Codex's item id.
 //!
 //! Text deltas become chunks at once and the completed item adds only what they left out;
 //! command output streams into its tool call (bounded like exec's): each output delta yields a
 //! `tool_call_update` with the whole output so far, so consecutive updates of one call
-//! supersede each other and a sink that falls behind may keep only the last. Tool calls look
-//! as the exec decoder draws them. Unknown methods and item types, and messages whose fields have the wrong
-//! type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
+//! supersede each other and a sink that falls behind may keep only the last. Tool calls are
+//! drawn by the renderers exec's decoder draws with too (`render/`). Notification methods come
+//! from the method table (`protocol/methods.rs`). Unknown methods and item types, and messages
+//! whose fields have the wrong type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
 
 use std::collections::BTreeMap;
 

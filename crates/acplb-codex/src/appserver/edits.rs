@@ -21,7 +21,7 @@ use crate::render::edits::{display_path, edit_call as exec_edit_call};
 /// The line standing for the unchanged lines between two hunks.
 const GAP: &str = "⋯\n";
 
-/// A proposed or running edit: titled and located like the exec decoder's, with the diffs.
+/// A proposed or running edit: titled and located by the shared renderer, with the diffs.
 pub(super) fn edit_call(id: ToolCallId, item: &FileChangeItem, opts: &DecoderOptions) -> ToolCall {
     exec_edit_call(id, &exec_change(item), opts).content(diffs(&item.changes, opts))
 }
@@ -140,7 +140,7 @@ fn old_range(header: &str) -> (Option<u64>, u64) {
     (start, count)
 }
 
-/// The item as the exec decoder's wire type, for its title, locations and raw input.
+/// The item as Codex's item type (`items.rs`), for its title, locations and raw input.
 fn exec_change(item: &FileChangeItem) -> FileChange {
     FileChange {
         changes: item

@@ -1,9 +1,12 @@
 //! The `codex app-server` transport: one long-lived Codex shared by every session
-//! (`server.rs`, its pipes in `pipes.rs`), spoken to over JSON-RPC (`rpc.rs`) with a time limit
-//! on every request (`liveness.rs`); each ACP session is a Codex thread (`session.rs`) whose
-//! notifications are decoded into ACP updates ([`decode`], pure) and whose approval requests
-//! become permission prompts ([`approval`], pure). What the server prints is redacted with the
-//! secrets of every session it served (`served.rs`).
+//! (`server.rs`, which owns the process and its JSON-RPC peer and knows no session; its pipes in
+//! `pipes.rs`), spoken to over JSON-RPC (`rpc/`, with the method table and typed requests of
+//! `protocol/`) with a time limit on every request (`liveness.rs`). The adapter opens sessions
+//! with `open_session`: each ACP session is a Codex thread (`session/`) whose notifications
+//! are decoded into ACP updates ([`decode`], pure) and whose approval requests become
+//! permission prompts ([`approval`], pure). What the server prints is redacted with the secrets
+//! of every session it served (`served.rs`). It stands on the crate's floor and knows nothing
+//! of `exec/`.
 
 pub mod approval;
 mod commands;

@@ -1,8 +1,9 @@
 //! Tool items (commands, edits, MCP calls, web searches, subagents, client tools, image views)
 //! as ACP tool calls: their shape when they start and the fields that finish them.
 //!
-//! Commands, MCP calls and web searches go through the exec decoder's renderers (converted to
-//! its wire types), so both transports show the editor the same titles, kinds and content.
+//! Commands, MCP calls and web searches go through the shared renderers (`render/`, converted to
+//! Codex's item types in `items.rs`), so both transports show the editor the same titles, kinds
+//! and content.
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ImageContent, ToolCall, ToolCallContent, ToolCallId, ToolCallLocation, ToolCallStatus,

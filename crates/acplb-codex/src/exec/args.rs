@@ -15,7 +15,7 @@ pub(crate) struct TurnArgs<'a> {
     pub user_overrides: &'a [String],
     pub cwd: &'a Path,
     pub turn: &'a TurnRequest,
-    /// `-c` entries registering the session's MCP servers (see `mcp.rs`; they hold no secret).
+    /// `-c` entries registering the session's MCP servers (see `mcp/`; they hold no secret).
     pub mcp_overrides: &'a [String],
     /// Developer instructions to send (the user's own already merged in).
     pub developer_instructions: Option<String>,

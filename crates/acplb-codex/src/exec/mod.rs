@@ -1,6 +1,11 @@
 //! The `codex exec --json` provider: one Codex process per turn, `exec resume <thread>` for
 //! later turns, its JSONL decoded into session updates as it streams. It cannot fork a thread:
 //! a forked session starts a new thread from the source's summary or digest.
+//!
+//! Everything here is only `codex exec`'s: the command line of a turn (`args.rs`), the decoder
+//! of its JSONL (`decode.rs`), one turn's stream (`turn.rs`) and the workspace snapshot that
+//! gives its diffs old texts (`files.rs`). It stands on the crate's floor (options, prepare,
+//! outcome, render, items) and knows nothing of `appserver/`.
 
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -204,7 +209,7 @@ impl CodexSession {
         tracing::debug!(session = %self.setup.session_id, ?args, "starting codex");
         transcript.start(&args, &self.setup.cwd, turn.prompt.text.len());
         let mut env = child_env(self.setup.env.iter().chain(&turn.env).cloned().collect());
-        // The MCP secrets: in Codex's environment, never in `args` (see `mcp.rs`).
+        // The MCP secrets: in Codex's environment, never in `args` (see `mcp/`).
         env.extend(mcp.env);
         Process::spawn(ProcessSpec {
             program: self.options.program.clone(),

@@ -1,8 +1,10 @@
 //! File edits: `file_change` items become Edit tool calls with real diffs, and patches that
 //! Codex refused (reported only on stderr) become failed Edit tool calls.
 //!
-//! Exec events carry no diff text, only the paths and kinds of change, so the decoder asks its
-//! caller for file contents through [`FileTexts`], the one window it has onto the file system.
+//! Exec events carry no diff text, only the paths and kinds of change, so the exec decoder asks
+//! its caller for file contents through [`FileTexts`], the one window it has onto the file
+//! system. The app-server decoder draws its edits' titles and locations here too
+//! (`appserver/edits.rs`), with Codex's own diffs.
 
 use std::path::{Path, PathBuf};
 

@@ -1,5 +1,5 @@
 //! Intent-named constructors of the ACP updates the decoders send (exec's and app-server's); no
-//! other code builds a `SessionUpdate` directly.
+//! decoder builds a `SessionUpdate` directly.
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, MessageId, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
