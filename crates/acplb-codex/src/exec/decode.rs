@@ -15,6 +15,7 @@ pub use crate::render::DecoderOptions;
 pub use crate::render::edits::{FileTexts, NoFileTexts, OldText};
 pub use crate::render::usage::{Totals, turn_delta};
 
+use super::refusals;
 use crate::items::{Event, Item, ItemKind, TodoList};
 use crate::render::Warnings;
 use crate::render::edits;
@@ -118,22 +119,22 @@ impl Decoder {
     /// Decodes one stderr line: patches Codex refused become failed Edit tool calls; every other
     /// line is ignored.
     pub fn stderr_line(&mut self, line: &str, out: &mut Vec<SessionUpdate>) {
-        if let Some(reason) = tools::command_refusal(line) {
+        if let Some(reason) = refusals::command_refusal(line) {
             self.refusals += 1;
             let id = ToolCallId::new(format!(
                 "{}command_refused_{}",
                 self.opts.id_prefix, self.refusals
             ));
-            emit::tool_started(out, tools::refused_command_call(id, reason));
+            emit::tool_started(out, refusals::refused_command_call(id, reason));
             self.remember_last(out);
             return;
         }
-        let Some(refusal) = edits::patch_refusal(line) else {
+        let Some(refusal) = refusals::patch_refusal(line) else {
             return;
         };
         self.refusals += 1;
         let id = ToolCallId::new(format!("{}patch_refused_{}", self.opts.id_prefix, self.refusals));
-        emit::tool_started(out, edits::refused_call(id, refusal, &self.opts));
+        emit::tool_started(out, refusals::refused_call(id, refusal, &self.opts));
         self.remember_last(out);
     }
 

@@ -3,7 +3,8 @@
 //! a forked session starts a new thread from the source's summary or digest.
 //!
 //! Everything here is only `codex exec`'s: the command line of a turn (`args.rs`), the decoder
-//! of its JSONL (`decode.rs`), one turn's stream (`turn.rs`) and the workspace snapshot that
+//! of its JSONL (`decode.rs`) with what its stderr says Codex refused (`refusals.rs`), one
+//! turn's stream (`turn.rs`) and the workspace snapshot that
 //! gives its diffs old texts (`files.rs`). It stands on the crate's floor (options, prepare,
 //! outcome, render, items) and knows nothing of `appserver/`.
 
@@ -33,6 +34,7 @@ use crate::transcript::Transcript;
 mod args;
 pub mod decode;
 mod files;
+mod refusals;
 mod turn;
 
 /// Opens the `codex exec` side of a session.

@@ -175,27 +175,6 @@ fn web_title(item: &WebSearch) -> String {
     }
 }
 
-/// A command Codex refused before running it (reported only on stderr, e.g. an escalation
-/// request under approval policy `never`): the reason, or `None` for any other line.
-pub(crate) fn command_refusal(line: &str) -> Option<String> {
-    let at = line.find("codex_core::tools::router:")?;
-    if !line[..at].contains("ERROR") {
-        return None;
-    }
-    let reason = line[at + "codex_core::tools::router:".len()..].trim();
-    let reason = reason.strip_prefix("error=").unwrap_or(reason).trim();
-    reason.contains("reject command").then(|| reason.to_owned())
-}
-
-/// A refused command as one finished (failed) Execute tool call.
-pub(crate) fn refused_command_call(id: ToolCallId, reason: String) -> ToolCall {
-    ToolCall::new(id, "Command refused")
-        .kind(ToolKind::Execute)
-        .status(ToolCallStatus::Failed)
-        .raw_output(json!({ "error": reason }))
-        .content(vec![reason.into()])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
