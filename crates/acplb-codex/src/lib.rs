@@ -1,5 +1,10 @@
 //! acplb-codex: the provider adapter that drives the `OpenAI` Codex CLI (`codex exec --json`, and
 //! `codex app-server`) and decodes what it reports into ACP session updates.
+//!
+//! The crate root is the floor both transports stand on (options, prepare, outcome, the
+//! renderers in `render/`, Codex's [`items`]); [`exec`] and [`appserver`] are siblings that each
+//! implement the provider session and import only from the floor; `adapter.rs` is the one file
+//! that names both (ADR 0018).
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 

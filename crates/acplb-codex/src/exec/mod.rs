@@ -4,9 +4,9 @@
 //!
 //! Everything here is only `codex exec`'s: the command line of a turn (`args.rs`), the decoder
 //! of its JSONL (`decode.rs`) with what its stderr says Codex refused (`refusals.rs`), one
-//! turn's stream (`turn.rs`) and the workspace snapshot that
-//! gives its diffs old texts (`files.rs`). It stands on the crate's floor (options, prepare,
-//! outcome, render, items) and knows nothing of `appserver/`.
+//! turn's stream (`turn.rs`) and the workspace snapshot that gives its diffs old texts
+//! (`files.rs`). It stands on the crate's floor (options, prepare, outcome, render, items) and
+//! knows nothing of `appserver/`.
 
 use std::process::ExitStatus;
 use std::time::Duration;
