@@ -8,7 +8,6 @@ mod open;
 mod reattach;
 mod refuse;
 mod store;
-pub(crate) mod wire_error;
 
 use std::future::Future;
 use std::rc::Rc;

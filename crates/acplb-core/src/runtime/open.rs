@@ -17,7 +17,8 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::durable::{self, Loaded};
 use super::fork;
 use super::store::{SessionHandle, Store};
-use super::wire_error::{self, reply};
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
 use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
@@ -106,7 +107,8 @@ impl Store {
         cx: ConnectionTo<Client>,
     ) {
         if self.options.durability.is_none() {
-            reply.error(wire_error::invalid_params(
+            reply.error(wire::invalid_params(
+                Reason::NotKept,
                 "this acplb keeps no sessions (it has no state directory: set ACPLB_STATE_DIR or HOME)",
             ));
             return;
@@ -116,9 +118,12 @@ impl Store {
             return;
         }
         if self.opening.contains_key(&session_id) {
-            reply.error(wire_error::invalid_params(format!(
-                "session `{session_id}` is still opening in this acplb; try again once it has opened"
-            )));
+            reply.error(wire::invalid_params(
+                Reason::SessionOpening,
+                format!(
+                    "session `{session_id}` is still opening in this acplb; try again once it has opened"
+                ),
+            ));
             return;
         }
         self.open(session_id, cwd, mcp_servers, reply, cx);
@@ -149,12 +154,12 @@ impl Store {
         let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
             Ok(p) => (Rc::new(p.pipeline), p.notices),
             Err(e) => {
-                reply.error(wire_error::composer(&e));
+                reply.error(wire::composer(&e));
                 return;
             }
         };
         if let Err(e) = pipeline.on_session_start(&mut start) {
-            reply.error(wire_error::plugin(&e));
+            reply.error(wire::plugin(&e));
             return;
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
@@ -213,7 +218,7 @@ impl Store {
                 }
                 let provider = provider.open_session(setup).await.map_err(|e| {
                     tracing::warn!(error = %e, "the provider could not open the session");
-                    wire_error::provider(&e)
+                    wire::provider(&e)
                 })?;
                 Ok(OpenedParts {
                     provider,

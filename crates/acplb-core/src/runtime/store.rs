@@ -20,10 +20,12 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
+use super::ServerOptions;
 use super::durable;
 use super::open::{Opened, Reply};
-use super::wire_error::reply;
-use super::{ServerOptions, wire_error};
+use crate::error::Reason;
+use crate::error::wire;
+use crate::error::wire::reply;
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
 use crate::session::SessionMsg;
@@ -177,7 +179,7 @@ impl Store {
         }
         // Every open task has ended: whatever they sent is in the channel now.
         while let Ok(done) = opened.try_recv() {
-            let stopping = wire_error::internal("acplb is stopping; the session was not started");
+            let stopping = wire::internal(Reason::Stopping, "acplb is stopping; the session was not started");
             done.pending.reply.error(stopping);
             if let Ok(mut parts) = done.result {
                 parts.provider.shutdown().await;
@@ -306,9 +308,10 @@ impl Store {
     fn close_session(&mut self, id: &SessionId, responder: Responder<CloseSessionResponse>) {
         let Some(handle) = self.sessions.remove(id) else {
             if self.opening.contains_key(id) {
-                reply(responder.respond_with_error(wire_error::invalid_params(format!(
-                    "session `{id}` is still opening; close it once it has opened"
-                ))));
+                reply(responder.respond_with_error(wire::invalid_params(
+                    Reason::SessionOpening,
+                    format!("session `{id}` is still opening; close it once it has opened"),
+                )));
             } else {
                 unknown(id, responder);
             }
@@ -351,5 +354,5 @@ fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
 }
 
 fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
-    reply(responder.respond_with_error(wire_error::unknown_session(&id.to_string())));
+    reply(responder.respond_with_error(wire::unknown_session(&id.to_string())));
 }
