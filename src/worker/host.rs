@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use acplb_atm::MailStore;
@@ -69,7 +70,7 @@ impl CodexHost {
         let provider: Rc<dyn ProviderAdapter> = Rc::new(CodexAdapter::new(options, transport, catalog));
         let server = Server::new(
             provider.clone(),
-            Rc::new(pipelines),
+            Arc::new(pipelines),
             ServerOptions {
                 agent_name: "acplb-worker".into(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),

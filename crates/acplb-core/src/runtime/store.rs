@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
@@ -86,7 +87,7 @@ pub(super) struct SessionHandle {
 
 pub(super) struct Store {
     pub(super) provider: Rc<dyn ProviderAdapter>,
-    pub(super) pipelines: Rc<dyn PipelineSource>,
+    pub(super) pipelines: Arc<dyn PipelineSource>,
     pub(super) options: ServerOptions,
     pub(super) client: ClientCapabilities,
     pub(super) sessions: HashMap<SessionId, SessionHandle>,
@@ -102,7 +103,7 @@ pub(super) struct Store {
 impl Store {
     pub(super) fn new(
         provider: Rc<dyn ProviderAdapter>,
-        pipelines: Rc<dyn PipelineSource>,
+        pipelines: Arc<dyn PipelineSource>,
         options: ServerOptions,
     ) -> Self {
         let (opened_tx, opened_rx) = unbounded_channel();

@@ -180,7 +180,7 @@ impl Host for StandIn {
             });
             let server = Server::new(
                 provider.clone(),
-                Rc::new(NoPlugins),
+                std::sync::Arc::new(NoPlugins),
                 ServerOptions {
                     agent_name: "acplb-worker".into(),
                     agent_version: "test".into(),
