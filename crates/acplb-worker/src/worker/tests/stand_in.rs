@@ -23,7 +23,8 @@ use futures::future::LocalBoxFuture;
 use tempfile::TempDir;
 
 use crate::config::{AgentConfig, AgentName, Policy, WorkerSettings};
-use crate::host::{Host, Started, WorkerMail};
+use crate::host::{Host, Started};
+use crate::worker::Mailbox;
 
 /// The words a test's messages are made of; a turn is known by the first one its prompt holds.
 pub(super) const WORDS: [&str; 7] = ["first", "second", "third", "long", "hello", "crash", "broken"];
@@ -199,7 +200,7 @@ impl Host for StandIn {
             Ok(Started {
                 server,
                 provider,
-                mail: WorkerMail::Files(store),
+                mail: Mailbox::files(store),
             })
         })
     }
