@@ -1,6 +1,6 @@
-//! The runtime's side of durable sessions: creating a new session's journal, and reading an
-//! earlier one back (holding it, closing a turn it left open) on the blocking pool within a
-//! time limit, never on the runtime thread.
+//! The runtime's side of durable sessions: creating a new session's journal (on the runtime
+//! thread: a folder and a file on a local disk, ADR 0012), and reading an earlier one back
+//! (holding it, closing a turn it left open) on the blocking pool within a time limit.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
