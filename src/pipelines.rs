@@ -39,8 +39,9 @@ pub(crate) fn load(explicit: Option<Source>) -> Result<ComposerPipelines, Compos
 }
 
 /// Builds the explicit file's plugins once for `cwd` and drops them: building only resolves
-/// values, so this touches nothing, and a required plugin that cannot start (a bad limit, no
-/// home directory, a wrong order) stops acplb now instead of failing every session.
+/// values (it may read files, but writes and claims nothing), and a required plugin that
+/// cannot start (a bad limit, no home directory, a wrong order) stops acplb now instead of
+/// failing every session.
 pub(crate) fn dry_build(pipelines: &ComposerPipelines, cwd: &Path) -> Result<(), ComposerError> {
     if let Some(config) = pipelines.config_for(cwd)? {
         pipelines.build(&config, &BuildContext::new(cwd, ""))?;

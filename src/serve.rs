@@ -1,6 +1,7 @@
 //! `acplb serve`: the ACP server over stdio with the Codex provider.
 
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use acplb_codex::{CodexAdapter, CodexOptions, McpLauncher};
@@ -69,7 +70,7 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         let provider = Rc::new(CodexAdapter::new(options, transport.transport, catalog));
         let server = Server::new(
             provider,
-            Rc::new(plugins),
+            Arc::new(plugins),
             ServerOptions {
                 agent_name: "acplb".into(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use acplb_atm::MailStore;
@@ -14,7 +15,7 @@ use acplb_core::plugin::composer::{ComposerConfig, Source};
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::{Durability, Server, ServerOptions};
 use acplb_worker::config::AgentConfig;
-use acplb_worker::{Started, WorkerMail};
+use acplb_worker::{Mailbox, Started};
 use futures::future::LocalBoxFuture;
 
 /// What every worker's server shares.
@@ -69,7 +70,7 @@ impl CodexHost {
         let provider: Rc<dyn ProviderAdapter> = Rc::new(CodexAdapter::new(options, transport, catalog));
         let server = Server::new(
             provider.clone(),
-            Rc::new(pipelines),
+            Arc::new(pipelines),
             ServerOptions {
                 agent_name: "acplb-worker".into(),
                 agent_version: env!("CARGO_PKG_VERSION").into(),
@@ -86,7 +87,7 @@ impl CodexHost {
 /// Everything of a worker's start that touches files (on the blocking pool): its composer
 /// file written, then read back and validated as its plugins (with a registry of its own: a
 /// registry stays on its thread); its mail backend.
-fn prepare(state: &Path, agent: &AgentConfig) -> Result<(ComposerConfig, WorkerMail), String> {
+fn prepare(state: &Path, agent: &AgentConfig) -> Result<(ComposerConfig, Mailbox), String> {
     let prepared = super::composer::prepare(state, agent).map_err(|e| format!("{e:#}"))?;
     let composer =
         acplb_core::plugin::composer::load(Source::Flag(prepared.composer), &crate::pipelines::plugins())
@@ -100,12 +101,12 @@ fn prepare(state: &Path, agent: &AgentConfig) -> Result<(ComposerConfig, WorkerM
             Some(home) => cli.with_env("ATM_HOME", home),
             None => cli,
         };
-        return Ok((composer, WorkerMail::AtmCli(cli)));
+        return Ok((composer, Mailbox::atm_cli(cli)));
     }
     let store = match spec.atm_home {
         Some(home) => MailStore::new(home.join(".claude"), name, team),
         None => MailStore::from_env(&acplb_atm::ProcessEnv, name, team),
     };
-    let mail = store.map(WorkerMail::Files).map_err(|e| e.to_string())?;
+    let mail = store.map(Mailbox::files).map_err(|e| e.to_string())?;
     Ok((composer, mail))
 }

@@ -182,6 +182,15 @@ async fn codex_dying_mid_turn_is_a_clear_error_and_the_session_goes_on() {
         err.message.contains("exited before the turn finished") && err.message.contains("signal: 9"),
         "{err:?}"
     );
+    // Scripts tell a crash by its reason; the exit status stays beside it.
+    let data = err.data.as_ref().unwrap();
+    assert_eq!(data["reason"], "provider_exited", "{err:?}");
+    assert!(
+        data["exitStatus"]
+            .as_str()
+            .is_some_and(|s| s.contains("signal: 9")),
+        "{err:?}"
+    );
     assert_eq!(next.stop_reason, StopReason::EndTurn);
     assert!(
         updates.closed_as_failed("sleep 30"),

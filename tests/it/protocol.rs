@@ -218,15 +218,12 @@ async fn unknown_sessions_and_empty_prompts_are_invalid_params() {
         .unwrap();
     let unknown = unknown.unwrap_err();
     assert_eq!(i32::from(unknown.code), -32602);
-    assert!(unknown.data.unwrap().to_string().contains("unknown session"));
-    assert!(
-        empty
-            .unwrap_err()
-            .data
-            .unwrap()
-            .to_string()
-            .contains("the prompt is empty")
-    );
+    let data = unknown.data.unwrap();
+    assert!(data.to_string().contains("unknown session"));
+    assert_eq!(data["reason"], "unknown_session");
+    let data = empty.unwrap_err().data.unwrap();
+    assert!(data.to_string().contains("the prompt is empty"));
+    assert_eq!(data["reason"], "invalid_params");
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::Path;
-use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use acplb_core::permission::Mode;
@@ -55,7 +55,7 @@ fn realistic_updates() -> Vec<(&'static str, SessionUpdate)> {
 fn started_pipeline(home: &Path) -> Pipeline {
     let env = BTreeMap::from([("HOME".to_owned(), home.display().to_string())]);
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../composer.toml.example");
-    let registry = acplb_atm::plugins::registry_with_env(Rc::new(env));
+    let registry = acplb_atm::plugins::registry_with_env(Arc::new(env));
     let pipelines = ComposerPipelines::new(registry, Some(Source::Flag(example)), None).unwrap();
     let config = pipelines.config_for(home).unwrap().unwrap();
     let (pipeline, _) = pipelines

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 /// Where environment variables come from; tests pass a map instead of mutating the process env.
-pub trait EnvSource {
+pub trait EnvSource: Send + Sync {
     /// The value of `key`, or `None` when unset or empty.
     fn var(&self, key: &str) -> Option<String>;
 }
@@ -19,7 +19,7 @@ impl EnvSource for ProcessEnv {
     }
 }
 
-impl<S: std::hash::BuildHasher> EnvSource for HashMap<String, String, S> {
+impl<S: std::hash::BuildHasher + Send + Sync> EnvSource for HashMap<String, String, S> {
     fn var(&self, key: &str) -> Option<String> {
         self.get(key).filter(|v| !v.is_empty()).cloned()
     }
@@ -31,7 +31,7 @@ impl EnvSource for BTreeMap<String, String> {
     }
 }
 
-impl<F: Fn(&str) -> Option<String>> EnvSource for F {
+impl<F: Fn(&str) -> Option<String> + Send + Sync> EnvSource for F {
     fn var(&self, key: &str) -> Option<String> {
         self(key).filter(|v| !v.is_empty())
     }

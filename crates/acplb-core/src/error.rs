@@ -1,6 +1,11 @@
 //! Errors of the runtime and of providers, and their one conversion to ACP wire errors.
 
+mod reason;
+pub(crate) mod wire;
+
 use std::path::PathBuf;
+
+pub use reason::Reason;
 
 /// Why a provider turn failed.
 #[derive(Debug, thiserror::Error)]

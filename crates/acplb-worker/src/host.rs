@@ -5,24 +5,12 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use acplb_atm::MailStore;
-use acplb_atm::atm_cli::AtmCli;
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::Server;
 use futures::future::LocalBoxFuture;
 
 use crate::config::AgentConfig;
-
-/// Where a worker's mail lives: the backend its `atm-mail` plugin uses, as the same identity.
-#[derive(Debug)]
-pub enum WorkerMail {
-    /// Claude Code's inbox files (`<ATM_HOME|HOME>/.claude/teams/<team>/inboxes/<name>.json`):
-    /// the inbox folder is watched, and the worker's activity is shown in the team's
-    /// `config.json`.
-    Files(MailStore),
-    /// The `atm` CLI of ATM ≥ 1.2 (mail in ATM's daemon): the unread count is polled.
-    AtmCli(AtmCli),
-}
+use crate::worker::Mailbox;
 
 /// What one run of a worker works with.
 #[derive(Debug)]
@@ -33,9 +21,9 @@ pub struct Started {
     /// The server's provider, for health checks (`ProviderAdapter::health`): is the worker's
     /// Codex alive and answering?
     pub provider: Rc<dyn ProviderAdapter>,
-    /// The mail backend of the agent (its inbox, and replies sent as it): the one its
+    /// The mailbox of the agent (its inbox, and replies sent as it), on the backend its
     /// plugins use.
-    pub mail: WorkerMail,
+    pub mail: Mailbox,
 }
 
 /// The binary's side of the daemon.

@@ -12,5 +12,6 @@ pub mod logs;
 pub mod status;
 pub mod worker;
 
-pub use host::{Host, Started, WorkerMail};
+pub use host::{Host, Started};
 pub use status::{DaemonStatus, WorkerState, WorkerStatus};
+pub use worker::Mailbox;

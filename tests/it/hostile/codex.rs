@@ -354,6 +354,9 @@ async fn a_turn_past_the_time_limit_is_stopped_with_a_clear_error() {
         err.message.contains("time limit of 2s") && err.message.contains("--turn-timeout"),
         "{err:?}"
     );
+    let data = err.data.as_ref().unwrap();
+    assert_eq!(data["reason"], "turn_timeout", "{err:?}");
+    assert_eq!(data["limitSeconds"], 2.0, "{err:?}");
     assert!(
         took >= Duration::from_secs(2),
         "stopped before the limit: {took:?}"
@@ -400,6 +403,9 @@ async fn a_crashing_codex_is_explained_in_the_error_message() {
         err.message.contains("exit status: 3") && err.message.contains("the stand-in crashed on purpose"),
         "{err:?}"
     );
+    let data = err.data.as_ref().unwrap();
+    assert_eq!(data["reason"], "provider_exited", "{err:?}");
+    assert_eq!(data["exitStatus"], "exit status: 3", "{err:?}");
 }
 
 #[tokio::test]

@@ -77,8 +77,9 @@ impl Place {
 
     /// Serves one client in the workspace: `session/new` (with the `notices` capability when
     /// asked) and, when the session opened, one prompt (Codex is missing, so the prompt fails
-    /// after the plugins' prompt hooks ran). Returns the session result, the updates and stderr.
-    async fn session(&self, notices: bool) -> (Result<SessionId, String>, Updates, String) {
+    /// after the plugins' prompt hooks ran). Returns the session result (a refusal as its
+    /// `data.reason` and message), the updates and stderr.
+    async fn session(&self, notices: bool) -> (Result<SessionId, (String, String)>, Updates, String) {
         let mut acplb = Acplb::spawn(&[], &self.env(), self.dir.path());
         let updates = Updates::default();
         let ws = self.ws();
@@ -98,11 +99,14 @@ impl Place {
                         let _failed = prompt(&cx, &s.session_id, "run $(touch /tmp/pwned)").await;
                         Ok(s.session_id)
                     }
-                    Err(e) => Err(e
-                        .data
-                        .as_ref()
-                        .and_then(|d| d["message"].as_str())
-                        .map_or_else(|| e.message.clone(), str::to_owned)),
+                    Err(e) => {
+                        let field =
+                            |key: &str| e.data.as_ref().and_then(|d| d[key].as_str()).map(str::to_owned);
+                        Err((
+                            field("reason").unwrap_or_default(),
+                            field("message").unwrap_or_else(|| e.message.clone()),
+                        ))
+                    }
                 };
                 Ok(opened)
             })
@@ -170,7 +174,8 @@ async fn a_trusted_workspace_file_still_cannot_write_outside_the_workspace() {
     let place = Place::new(ESCAPE);
     place.trust();
     let (opened, _, _) = place.session(false).await;
-    let message = opened.unwrap_err();
+    let (reason, message) = opened.unwrap_err();
+    assert_eq!(reason, "composer", "{message}");
     let file = place.ws().join("composer.toml");
     assert!(
         message.starts_with(&format!(

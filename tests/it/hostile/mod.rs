@@ -10,6 +10,7 @@ mod flow;
 mod mail;
 mod queue;
 mod signals;
+mod stalled_open;
 mod stand_in;
 mod state;
 mod stderr_secrets;

@@ -270,6 +270,7 @@ async fn requests_the_sdk_refuses_are_explained_in_the_message() {
         missing["error"]["message"], "Invalid params: missing field `cwd`",
         "{missing}"
     );
+    assert_eq!(missing["error"]["data"]["reason"], "invalid_params", "{missing}");
     raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"session/fly\",\"params\":{}}\n")
         .await;
     let unknown = raw.next().await;
@@ -277,9 +278,14 @@ async fn requests_the_sdk_refuses_are_explained_in_the_message() {
         unknown["error"]["message"], "Method not found: acplb has no method `session/fly`",
         "{unknown}"
     );
+    assert_eq!(
+        unknown["error"]["data"]["reason"], "method_not_found",
+        "{unknown}"
+    );
     raw.send(b"{\"token\":\"hunter2\"\n").await;
     let parse = raw.next().await;
     let message = parse["error"]["message"].as_str().unwrap();
     assert!(message.starts_with("Parse error: "), "{parse}");
+    assert_eq!(parse["error"]["data"]["reason"], "parse_error", "{parse}");
     assert!(!message.contains("hunter2"), "the line is not echoed: {parse}");
 }

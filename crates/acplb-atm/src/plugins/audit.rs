@@ -7,7 +7,7 @@
 
 use std::cell::OnceCell;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use acplb_core::plugin::registry::{
     BuildContext, Built, ParamKind, ParamSpec, PluginFactory, PluginParams, Resolved,
@@ -29,7 +29,7 @@ const PARAMS: &[ParamSpec] = &[ParamSpec {
 
 /// Builds [`Audit`] plugins.
 pub struct AuditFactory {
-    env: Rc<dyn EnvSource>,
+    env: Arc<dyn EnvSource>,
 }
 
 impl std::fmt::Debug for AuditFactory {
@@ -40,7 +40,7 @@ impl std::fmt::Debug for AuditFactory {
 
 impl AuditFactory {
     /// A factory resolving against `env`.
-    pub fn new(env: Rc<dyn EnvSource>) -> Self {
+    pub fn new(env: Arc<dyn EnvSource>) -> Self {
         Self { env }
     }
 

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use acplb_core::plugin::registry::{
     BuildContext, Built, ParamKind, ParamSpec, PluginFactory, PluginParams, Resolved,
@@ -41,7 +41,7 @@ const PARAMS: &[ParamSpec] = &[
 
 /// Builds [`AtmIdentity`] plugins.
 pub struct AtmIdentityFactory {
-    env: Rc<dyn EnvSource>,
+    env: Arc<dyn EnvSource>,
 }
 
 impl std::fmt::Debug for AtmIdentityFactory {
@@ -52,7 +52,7 @@ impl std::fmt::Debug for AtmIdentityFactory {
 
 impl AtmIdentityFactory {
     /// A factory resolving against `env`.
-    pub fn new(env: Rc<dyn EnvSource>) -> Self {
+    pub fn new(env: Arc<dyn EnvSource>) -> Self {
         Self { env }
     }
 }
@@ -212,8 +212,16 @@ impl Plugin for AtmIdentity {
     fn session_closed(&self, session: &acplb_core::plugin::SessionId) {
         // This session's share of the claim ends now (`session/close`), not when the last
         // reference to its pipeline goes; the claim itself ends with the process's last share.
-        if self.claim.borrow_mut().take().is_some() {
+        if let Some(claim) = self.claim.borrow_mut().take() {
             tracing::info!(%session, identity = %self.resolved.identity, "atm identity released by this session");
+            // The last share removes the lock file, under the lock that a claim being made on
+            // a stalled disk may hold: off the runtime thread.
+            match tokio::runtime::Handle::try_current() {
+                Ok(runtime) => {
+                    let _release = runtime.spawn_blocking(move || drop(claim));
+                }
+                Err(_) => drop(claim),
+            }
         }
     }
 

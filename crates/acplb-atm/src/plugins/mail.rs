@@ -3,7 +3,6 @@
 
 use std::cell::OnceCell;
 use std::path::PathBuf;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,7 +52,7 @@ const PARAMS: &[ParamSpec] = &[
 
 /// Builds [`AtmMail`] plugins.
 pub struct AtmMailFactory {
-    env: Rc<dyn EnvSource>,
+    env: Arc<dyn EnvSource>,
 }
 
 impl std::fmt::Debug for AtmMailFactory {
@@ -64,7 +63,7 @@ impl std::fmt::Debug for AtmMailFactory {
 
 impl AtmMailFactory {
     /// A factory resolving against `env`.
-    pub fn new(env: Rc<dyn EnvSource>) -> Self {
+    pub fn new(env: Arc<dyn EnvSource>) -> Self {
         Self { env }
     }
 }
@@ -152,7 +151,7 @@ impl PluginFactory for AtmMailFactory {
         }
         Ok(Built {
             plugin: Box::new(AtmMail {
-                env: Rc::clone(&self.env),
+                env: Arc::clone(&self.env),
                 cwd: ctx.cwd.clone(),
                 backend_name: backend,
                 server_name,
@@ -172,7 +171,7 @@ impl PluginFactory for AtmMailFactory {
 
 /// The mail side of one session.
 pub struct AtmMail {
-    env: Rc<dyn EnvSource>,
+    env: Arc<dyn EnvSource>,
     cwd: PathBuf,
     backend_name: String,
     server_name: String,

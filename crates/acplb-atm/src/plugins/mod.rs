@@ -1,8 +1,9 @@
 //! The agent-team plugins of `composer.toml` (`atm-identity`, `atm-mail`, `audit`) and the
 //! registry that offers them to acplb.
 //!
-//! Building a plugin (also what `acplb config check` does) only resolves values; files, locks
-//! and MCP servers are touched when a session starts. The plugins cooperate in one order,
+//! Building a plugin (also what `acplb config check` does) only resolves values (it may read
+//! `.atm.toml`); locks, logs and MCP servers are touched when a session starts. Both run on the
+//! blocking pool. The plugins cooperate in one order,
 //! `atm-identity` first:
 //!
 //! - `atm-identity` claims the identity and exports `ATM_IDENTITY` / `ATM_TEAM` (and `ATM_HOME`
@@ -21,7 +22,7 @@ mod identity;
 mod mail;
 
 use std::path::PathBuf;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use acplb_core::plugin::SessionStart;
 use acplb_core::plugin::registry::{BuildContext, Registry};
@@ -42,14 +43,14 @@ pub const AUDIT: &str = "audit";
 
 /// Every built-in plugin, reading the process environment.
 pub fn registry() -> Registry {
-    registry_with_env(Rc::new(ProcessEnv))
+    registry_with_env(Arc::new(ProcessEnv))
 }
 
 /// Every built-in plugin, reading `env` instead of the process environment (for tests).
-pub fn registry_with_env(env: Rc<dyn EnvSource>) -> Registry {
+pub fn registry_with_env(env: Arc<dyn EnvSource>) -> Registry {
     Registry::default()
-        .with(AtmIdentityFactory::new(Rc::clone(&env)))
-        .with(AtmMailFactory::new(Rc::clone(&env)))
+        .with(AtmIdentityFactory::new(Arc::clone(&env)))
+        .with(AtmMailFactory::new(Arc::clone(&env)))
         .with(AuditFactory::new(env))
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use acplb_core::permission::Mode;
 use acplb_core::plugin::composer::{self, Source};
@@ -41,7 +41,7 @@ impl Setup {
     fn pipelines(&self, composer: &str) -> ComposerPipelines {
         let file = self.dir.path().join("composer.toml");
         std::fs::write(&file, composer).unwrap();
-        let registry = registry_with_env(Rc::new(self.env.clone()));
+        let registry = registry_with_env(Arc::new(self.env.clone()));
         ComposerPipelines::new(registry, Some(Source::Flag(file)), None).unwrap()
     }
 
@@ -297,7 +297,7 @@ fn bad_values_are_refused_with_their_line_whether_required_or_not() {
         for (id, line, message) in cases {
             let text = format!("[[plugin]]\nid = \"{id}\"\nrequired = {required}\n{line}\n");
             std::fs::write(&file, &text).unwrap();
-            let registry = registry_with_env(Rc::new(s.env.clone()));
+            let registry = registry_with_env(Arc::new(s.env.clone()));
             let err = ComposerPipelines::new(registry, Some(Source::Flag(file.clone())), None)
                 .unwrap_err()
                 .to_string();

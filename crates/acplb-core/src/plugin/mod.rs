@@ -83,8 +83,12 @@ pub struct PromptContext {
 pub type HookFuture<'a> = LocalBoxFuture<'a, Result<(), String>>;
 
 /// A plugin: every hook has a do-nothing default, so a plugin implements only what it needs.
-pub trait Plugin {
-    /// Called once when a session starts.
+///
+/// A session's plugins are built and started on the blocking pool (they may read and lock
+/// files), then run on the session's thread: a plugin moves between threads, so it is `Send`.
+pub trait Plugin: Send {
+    /// Called once when a session starts, on the blocking pool: it may read, create and lock
+    /// files (an identity lock, an audit log), and the session waits for it within a limit.
     fn session_start(&self, _start: &mut SessionStart) -> Result<(), String> {
         Ok(())
     }

@@ -116,8 +116,7 @@ fn settle(entry: &PluginEntry, result: Result<(), String>) -> Result<(), PluginE
 
 #[cfg(test)]
 mod tests {
-    use std::cell::RefCell;
-    use std::rc::Rc;
+    use std::sync::{Arc, Mutex};
 
     use agent_client_protocol::v1::schema::ContentChunk;
 
@@ -127,13 +126,13 @@ mod tests {
 
     struct Recorder {
         name: &'static str,
-        log: Rc<RefCell<Vec<String>>>,
+        log: Arc<Mutex<Vec<String>>>,
         fail: bool,
     }
 
     impl Plugin for Recorder {
         fn prompt(&self, _c: &PromptContext, turn: &mut TurnRequest) -> Result<(), String> {
-            self.log.borrow_mut().push(self.name.to_owned());
+            self.log.lock().unwrap().push(self.name.to_owned());
             turn.developer_instructions.push(self.name.to_owned());
             if self.fail { Err("boom".into()) } else { Ok(()) }
         }
@@ -145,7 +144,7 @@ mod tests {
     /// A plugin whose prompt hook waits before it writes, as one waiting for a child would.
     struct Waiter {
         name: &'static str,
-        log: Rc<RefCell<Vec<String>>>,
+        log: Arc<Mutex<Vec<String>>>,
     }
 
     impl Plugin for Waiter {
@@ -156,7 +155,7 @@ mod tests {
         ) -> crate::plugin::HookFuture<'a> {
             Box::pin(async move {
                 tokio::task::yield_now().await;
-                self.log.borrow_mut().push(self.name.to_owned());
+                self.log.lock().unwrap().push(self.name.to_owned());
                 turn.developer_instructions.push(self.name.to_owned());
                 Ok(())
             })
@@ -183,7 +182,7 @@ mod tests {
         }
     }
 
-    fn entry(name: &'static str, required: bool, fail: bool, log: &Rc<RefCell<Vec<String>>>) -> PluginEntry {
+    fn entry(name: &'static str, required: bool, fail: bool, log: &Arc<Mutex<Vec<String>>>) -> PluginEntry {
         PluginEntry {
             id: name.into(),
             required,
@@ -197,17 +196,17 @@ mod tests {
 
     #[tokio::test]
     async fn hooks_run_in_order_and_optional_failures_are_skipped() {
-        let log = Rc::default();
+        let log = Arc::default();
         let p = Pipeline::new(vec![entry("a", false, true, &log), entry("b", true, false, &log)]);
         let mut t = turn();
         p.on_prompt(&ctx(), &mut t).await.unwrap();
-        assert_eq!(*log.borrow(), vec!["a", "b"]);
+        assert_eq!(*log.lock().unwrap(), vec!["a", "b"]);
         assert_eq!(t.developer_instructions, vec!["a", "b"]);
     }
 
     #[tokio::test]
     async fn async_hooks_are_awaited_in_order_beside_sync_ones() {
-        let log: Rc<RefCell<Vec<String>>> = Rc::default();
+        let log: Arc<Mutex<Vec<String>>> = Arc::default();
         let waiter = |name: &'static str| PluginEntry {
             id: name.into(),
             required: true,
@@ -219,13 +218,13 @@ mod tests {
         let p = Pipeline::new(vec![waiter("w1"), entry("s", true, false, &log), waiter("w2")]);
         let mut t = turn();
         p.on_prompt(&ctx(), &mut t).await.unwrap();
-        assert_eq!(*log.borrow(), vec!["w1", "s", "w2"]);
+        assert_eq!(*log.lock().unwrap(), vec!["w1", "s", "w2"]);
         assert_eq!(t.developer_instructions, vec!["w1", "s", "w2"]);
     }
 
     #[tokio::test]
     async fn a_required_failure_names_the_plugin_and_stops() {
-        let log = Rc::default();
+        let log = Arc::default();
         let p = Pipeline::new(vec![
             entry("first", true, true, &log),
             entry("second", true, false, &log),
@@ -233,12 +232,12 @@ mod tests {
         let err = p.on_prompt(&ctx(), &mut turn()).await.unwrap_err();
         assert_eq!(err.plugin, "first");
         assert_eq!(err.to_string(), "plugin `first` failed: boom");
-        assert_eq!(*log.borrow(), vec!["first"]);
+        assert_eq!(*log.lock().unwrap(), vec!["first"]);
     }
 
     #[test]
     fn update_hooks_can_drop() {
-        let log = Rc::default();
+        let log = Arc::default();
         let u = SessionUpdate::AgentMessageChunk(ContentChunk::new("hi".into()));
         let keep = Pipeline::new(vec![entry("k", false, false, &log)]);
         assert!(keep.on_update(&SessionId::new("s"), u.clone()).is_some());

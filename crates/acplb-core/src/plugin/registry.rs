@@ -179,8 +179,8 @@ impl std::fmt::Debug for Built {
     }
 }
 
-/// Builds one kind of plugin.
-pub trait PluginFactory {
+/// Builds one kind of plugin, on the blocking pool (the registry is shared with it).
+pub trait PluginFactory: Send + Sync {
     /// The id used in `composer.toml`.
     fn id(&self) -> &'static str;
     /// One line saying what the plugin does.
@@ -193,8 +193,9 @@ pub trait PluginFactory {
     fn check_value(&self, _name: &str, _value: &toml::Value) -> Result<(), String> {
         Ok(())
     }
-    /// Builds an instance for one session. Building only resolves values (it touches nothing),
-    /// so an error here is a configuration error, refused whether or not the plugin is required.
+    /// Builds an instance for one session. Building only resolves values (it may read files,
+    /// such as `.atm.toml`, but writes or claims nothing), so an error here is a configuration
+    /// error, refused whether or not the plugin is required. Runs on the blocking pool.
     fn build(&self, params: &PluginParams, ctx: &BuildContext) -> Result<Built, String>;
 }
 

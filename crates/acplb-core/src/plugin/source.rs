@@ -31,8 +31,9 @@ pub struct SessionPlugins {
     pub notices: Vec<SessionNotice>,
 }
 
-/// Builds a pipeline for each new session.
-pub trait PipelineSource {
+/// Builds a pipeline for each new session. Called on the blocking pool: finding a session's
+/// plugins reads files (its workspace's composer file, the trust list, the user's file).
+pub trait PipelineSource: Send + Sync {
     /// The plugins of a session in `cwd`; an error refuses the session.
     fn for_session(&self, cwd: &Path, session_id: &str) -> Result<SessionPlugins, ComposerError>;
 }

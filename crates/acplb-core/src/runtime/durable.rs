@@ -1,6 +1,6 @@
-//! The runtime's side of durable sessions: creating a new session's journal, and reading an
-//! earlier one back (holding it, closing a turn it left open) on the blocking pool within a
-//! time limit, never on the runtime thread.
+//! The runtime's side of durable sessions: creating a new session's journal (on the runtime
+//! thread: a folder and a file on a local disk, ADR 0012), and reading an earlier one back
+//! (holding it, closing a turn it left open) on the blocking pool within a time limit.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -8,7 +8,8 @@ use std::time::Duration;
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionInfo};
 
-use super::wire_error;
+use crate::error::Reason;
+use crate::error::wire;
 use crate::sessions::files::{self, SessionDir};
 use crate::sessions::hold::HoldError;
 use crate::sessions::journal::{self, Facts, History, Journal, JournalError};
@@ -63,7 +64,7 @@ const SUMMARY_BYTES: u64 = 1 << 20;
 /// its history (a turn left open is closed as interrupted, in the journal too), reopens the
 /// journal, reads its summary or digest. On the blocking pool, within [`READ_LIMIT`].
 pub(super) async fn load(durability: &Durability, id: &str) -> Result<Loaded, Error> {
-    state::check_session_id(id).map_err(|e| wire_error::invalid_params(e.to_string()))?;
+    state::check_session_id(id).map_err(|e| wire::invalid_params(Reason::InvalidParams, e.to_string()))?;
     let (state, owned, limit) = (
         durability.state_dir.clone(),
         id.to_owned(),
@@ -84,44 +85,58 @@ pub(super) async fn off_loop<T: Send + 'static>(
 ) -> Result<T, Error> {
     match tokio::time::timeout(limit, tokio::task::spawn_blocking(read)).await {
         Ok(Ok(result)) => result,
-        Ok(Err(e)) => Err(wire_error::internal(&format!("{what} failed: {e}"))),
-        Err(_) => Err(wire_error::internal(&format!(
-            "{what} took longer than {}: its files may be on a disk that does not answer",
-            humantime::format_duration(limit)
-        ))),
+        Ok(Err(e)) => Err(wire::internal(Reason::Internal, &format!("{what} failed: {e}"))),
+        Err(_) => Err(wire::internal(
+            Reason::StorageStalled,
+            &format!(
+                "{what} took longer than {}: its files may be on a disk that does not answer",
+                humantime::format_duration(limit)
+            ),
+        )),
     }
 }
 
 fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
     let unknown = || {
-        wire_error::invalid_params(format!(
-            "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
-            state::sessions_dir(state).display()
-        ))
+        wire::invalid_params(
+            Reason::UnknownSession,
+            format!(
+                "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
+                state::sessions_dir(state).display()
+            ),
+        )
     };
     let dir = SessionDir::open(state, id).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => unknown(),
-        _ => wire_error::internal(&format!(
-            "cannot open the session folder {}: {e}",
-            state::session_dir(state, id).display()
-        )),
+        _ => wire::internal(
+            Reason::Storage,
+            &format!(
+                "cannot open the session folder {}: {e}",
+                state::session_dir(state, id).display()
+            ),
+        ),
     })?;
     let hold = dir.hold().map_err(|e| match e {
-        HoldError::Io { .. } => wire_error::internal(&e.to_string()),
-        other => wire_error::invalid_params(other.to_string()),
+        HoldError::Io { .. } => wire::internal(Reason::Storage, &e.to_string()),
+        HoldError::Here { .. } => wire::invalid_params(Reason::SessionOpening, e.to_string()),
+        HoldError::Elsewhere { .. } => wire::invalid_params(Reason::SessionHeld, e.to_string()),
     })?;
     let path = dir.journal_path();
     let mut history = journal::read_in(&dir).map_err(|e| match e {
         JournalError::Missing { .. } => unknown(),
-        other => wire_error::internal(&other.to_string()),
+        other => wire::internal(Reason::Storage, &other.to_string()),
     })?;
     for skipped in &history.skipped {
         tracing::warn!(session = %id, "journal {}: skipped {skipped}", path.display());
     }
     let repair = journal::repair(&history);
     let facts_before = history.facts();
-    let journal = Journal::reopen(&dir, hold, limit, facts_before.thread_id.clone())
-        .map_err(|e| wire_error::internal(&format!("cannot reopen the journal {}: {e}", path.display())))?;
+    let journal = Journal::reopen(&dir, hold, limit, facts_before.thread_id.clone()).map_err(|e| {
+        wire::internal(
+            Reason::Storage,
+            &format!("cannot reopen the journal {}: {e}", path.display()),
+        )
+    })?;
     if !repair.is_empty() {
         tracing::info!(session = %id, "the last turn never ended; it is marked interrupted");
         journal.records(&repair);
@@ -159,9 +174,12 @@ pub(super) async fn list(
 ) -> Result<ListSessionsResponse, Error> {
     let registry = Registry::new(&durability.state_dir);
     let read = tokio::task::spawn_blocking(move || -> Result<ListSessionsResponse, Error> {
-        let listing = registry
-            .all()
-            .map_err(|e| wire_error::internal(&format!("reading the session registry failed: {e}")))?;
+        let listing = registry.all().map_err(|e| {
+            wire::internal(
+                Reason::Storage,
+                &format!("reading the session registry failed: {e}"),
+            )
+        })?;
         for problem in &listing.problems {
             tracing::warn!("session registry: {problem}");
         }
@@ -171,7 +189,7 @@ pub(super) async fn list(
             .filter(|e| e.effective_status() != Status::Unknown)
             .collect();
         let page = page(entries, cwd.as_deref(), cursor.as_deref(), DEFAULT_PAGE_SIZE)
-            .map_err(|e| wire_error::invalid_params(e.to_string()))?;
+            .map_err(|e| wire::invalid_params(Reason::InvalidParams, e.to_string()))?;
         let sessions = page
             .entries
             .into_iter()
@@ -184,7 +202,7 @@ pub(super) async fn list(
         Ok(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))
     });
     read.await
-        .map_err(|e| wire_error::internal(&format!("listing sessions failed: {e}")))?
+        .map_err(|e| wire::internal(Reason::Internal, &format!("listing sessions failed: {e}")))?
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use agent_client_protocol::Error;
 use agent_client_protocol::v1::schema::Meta;
 
 use super::durable::{self, CONTEXT_BYTES, Durability, READ_LIMIT};
-use super::wire_error;
+use crate::error::Reason;
+use crate::error::wire;
 use crate::provider::Fork;
 use crate::sessions::journal::{self, JournalError};
 use crate::sessions::state;
@@ -22,11 +23,13 @@ pub(super) fn requested(meta: Option<&Meta>) -> Result<Option<String>, Error> {
         return Ok(None);
     };
     let Some(id) = value.as_str() else {
-        return Err(wire_error::invalid_params(format!(
-            "`_meta.{FORK_OF}` must be a session id (a string), not {value}"
-        )));
+        return Err(wire::invalid_params(
+            Reason::InvalidParams,
+            format!("`_meta.{FORK_OF}` must be a session id (a string), not {value}"),
+        ));
     };
-    state::check_session_id(id).map_err(|e| wire_error::invalid_params(format!("`_meta.{FORK_OF}`: {e}")))?;
+    state::check_session_id(id)
+        .map_err(|e| wire::invalid_params(Reason::InvalidParams, format!("`_meta.{FORK_OF}`: {e}")))?;
     Ok(Some(id.to_owned()))
 }
 
@@ -43,11 +46,14 @@ pub(super) async fn source(durability: &Durability, id: &str) -> Result<Fork, Er
 
 fn source_blocking(state: &Path, id: &str) -> Result<Fork, Error> {
     let history = journal::read(state, id).map_err(|e| match e {
-        JournalError::Missing { .. } => wire_error::invalid_params(format!(
-            "cannot fork session `{id}`: acplb keeps no session of that id (looked in {})",
-            state::sessions_dir(state).display()
-        )),
-        other => wire_error::invalid_params(format!("cannot fork session `{id}`: {other}")),
+        JournalError::Missing { .. } => wire::invalid_params(
+            Reason::UnknownSession,
+            format!(
+                "cannot fork session `{id}`: acplb keeps no session of that id (looked in {})",
+                state::sessions_dir(state).display()
+            ),
+        ),
+        other => wire::invalid_params(Reason::Storage, format!("cannot fork session `{id}`: {other}")),
     })?;
     let facts = history.facts();
     let context = durable::summary(

@@ -7,11 +7,12 @@ mod handlers;
 mod open;
 mod reattach;
 mod refuse;
+mod start;
 mod store;
-pub(crate) mod wire_error;
 
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::Duration;
 
 use agent_client_protocol::{Agent, ConnectTo};
@@ -45,7 +46,7 @@ pub struct ServerOptions {
 #[derive(Debug)]
 pub struct Server {
     provider: Rc<dyn ProviderAdapter>,
-    pipelines: Rc<dyn PipelineSource>,
+    pipelines: Arc<dyn PipelineSource>,
     options: ServerOptions,
 }
 
@@ -65,7 +66,7 @@ impl Server {
     /// A server for `provider` whose sessions get their plugins from `pipelines`.
     pub fn new(
         provider: Rc<dyn ProviderAdapter>,
-        pipelines: Rc<dyn PipelineSource>,
+        pipelines: Arc<dyn PipelineSource>,
         options: ServerOptions,
     ) -> Self {
         Self {

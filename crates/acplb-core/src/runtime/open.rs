@@ -1,9 +1,11 @@
 //! How a session opens: new (`session/new`), loaded with its history replayed
 //! (`session/load`) or resumed without it (`session/resume`): the checks (cwd, MCP transports;
-//! one already open here is reattached, `reattach.rs`), its plugins, then its journal and provider side off the loop; the session's
-//! actor starts, its registry entry is written and the request answered once they are done.
+//! one already open here is reattached, `reattach.rs`), then off the loop its plugins (on the
+//! blocking pool, `start.rs`), its journal and its provider side; the session's actor starts,
+//! its registry entry is written and the request answered once they are done.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
@@ -16,8 +18,10 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::durable::{self, Loaded};
 use super::fork;
+use super::start::{self, START_LIMIT, Started};
 use super::store::{SessionHandle, Store};
-use super::wire_error::{self, reply};
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
 use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
@@ -68,16 +72,12 @@ impl Reply {
     }
 }
 
-/// What the loop decided before the provider side opened.
+/// What the loop decided before the session's plugins and provider side opened.
 #[derive(Debug)]
 pub(super) struct PendingSession {
     pub(super) cwd: std::path::PathBuf,
-    pub(super) pipeline: Rc<Pipeline>,
-    pub(super) notices: Vec<SessionNotice>,
     pub(super) reply: Reply,
     pub(super) cx: ConnectionTo<Client>,
-    /// Who the session is in an agent team, if a plugin claimed an identity.
-    pub(super) identity: Option<crate::plugin::TeamIdentity>,
 }
 
 /// What opening produced.
@@ -86,6 +86,10 @@ pub(super) struct OpenedParts {
     pub(super) journal: Option<Journal>,
     /// The earlier session, for a load or resume.
     pub(super) loaded: Option<Loaded>,
+    pub(super) pipeline: Rc<Pipeline>,
+    pub(super) notices: Vec<SessionNotice>,
+    /// Who the session is in an agent team, if a plugin claimed an identity.
+    pub(super) identity: Option<crate::plugin::TeamIdentity>,
 }
 
 /// A session whose opening finished (or failed).
@@ -106,7 +110,8 @@ impl Store {
         cx: ConnectionTo<Client>,
     ) {
         if self.options.durability.is_none() {
-            reply.error(wire_error::invalid_params(
+            reply.error(wire::invalid_params(
+                Reason::NotKept,
                 "this acplb keeps no sessions (it has no state directory: set ACPLB_STATE_DIR or HOME)",
             ));
             return;
@@ -116,16 +121,20 @@ impl Store {
             return;
         }
         if self.opening.contains_key(&session_id) {
-            reply.error(wire_error::invalid_params(format!(
-                "session `{session_id}` is still opening in this acplb; try again once it has opened"
-            )));
+            reply.error(wire::invalid_params(
+                Reason::SessionOpening,
+                format!(
+                    "session `{session_id}` is still opening in this acplb; try again once it has opened"
+                ),
+            ));
             return;
         }
         self.open(session_id, cwd, mcp_servers, reply, cx);
     }
 
-    /// Opens a session: checks, its plugins, then its journal and provider side off the loop;
-    /// [`Store::on_opened`] finishes it. A load or resume reads the session's journal first.
+    /// Opens a session: checks, then its plugins (on the blocking pool), its journal and its
+    /// provider side off the loop; [`Store::on_opened`] finishes it. A load or resume reads the
+    /// session's journal first.
     pub(super) fn open(
         &mut self,
         session_id: SessionId,
@@ -138,7 +147,7 @@ impl Store {
             reply.error(e);
             return;
         }
-        let mut start = SessionStart {
+        let start = SessionStart {
             session_id: session_id.to_string(),
             cwd: cwd.clone(),
             mcp_servers,
@@ -146,56 +155,37 @@ impl Store {
             developer_instructions: Vec::new(),
             identity: None,
         };
-        let (pipeline, notices) = match self.pipelines.for_session(&start.cwd, &start.session_id) {
-            Ok(p) => (Rc::new(p.pipeline), p.notices),
-            Err(e) => {
-                reply.error(wire_error::composer(&e));
-                return;
-            }
-        };
-        if let Err(e) = pipeline.on_session_start(&mut start) {
-            reply.error(wire_error::plugin(&e));
-            return;
-        }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let earlier = !matches!(reply, Reply::New { .. });
         let fork_of = match &reply {
             Reply::New { fork_of, .. } => fork_of.clone(),
             _ => None,
         };
-        let mut setup = SessionSetup {
-            session_id: start.session_id,
-            cwd: start.cwd,
-            mcp_servers: start.mcp_servers,
-            env: start.env,
-            developer_instructions: start.developer_instructions,
-            client_shows_notices: shows_notices,
-            resume: None,
-            fork: None,
-        };
-        let pending = PendingSession {
-            cwd,
-            pipeline,
-            notices,
-            reply,
-            cx,
-            identity: start.identity,
-        };
+        let pending = PendingSession { cwd, reply, cx };
         // Opening may wait (files, never a child being ready); the store goes on meanwhile.
-        let provider = self.provider.clone();
+        let (provider, pipelines) = (self.provider.clone(), Arc::clone(&self.pipelines));
         let durability = self.options.durability.clone();
         let done = self.opened_tx.clone();
         let opening_id = session_id.clone();
-        // A new session's journal is created here, before anything yields: a client that sends
-        // `session/new` and hangs up at once still gets its answer (ADR 0012: a folder and a
-        // file created on a local disk take microseconds, like each journal line).
-        // A fork's is created once its source is known to be there (below).
-        let created = match (&durability, earlier || fork_of.is_some()) {
-            (Some(d), false) => durable::create(d, &setup.session_id, &setup.cwd),
-            _ => None,
-        };
         let opening = tokio::task::spawn_local(async move {
             let result = async {
+                // Its plugins first: finding, building and starting them reads and locks files.
+                let Started { plugins, mut start } = start::plugins(pipelines, start, START_LIMIT).await?;
+                let identity = start.identity.take();
+                let mut setup = SessionSetup {
+                    session_id: start.session_id,
+                    cwd: start.cwd,
+                    mcp_servers: start.mcp_servers,
+                    env: start.env,
+                    developer_instructions: start.developer_instructions,
+                    client_shows_notices: shows_notices,
+                    resume: None,
+                    fork: None,
+                };
+                // A new session's journal is created once its plugins accepted it, before its
+                // provider side opens (ADR 0012: a folder and a file on a local disk take
+                // microseconds, like each journal line); a fork's once its source is known to be
+                // there; an earlier session's is read back on the blocking pool.
                 let (journal, loaded) = match (&durability, earlier, &fork_of) {
                     (Some(d), true, _) => (None, Some(durable::load(d, &setup.session_id).await?)),
                     (Some(d), false, Some(source)) => {
@@ -203,7 +193,8 @@ impl Store {
                         tracing::info!(session = %setup.session_id, source = %source, "the new session forks a kept one");
                         (durable::create(d, &setup.session_id, &setup.cwd), None)
                     }
-                    _ => (created, None),
+                    (Some(d), false, None) => (durable::create(d, &setup.session_id, &setup.cwd), None),
+                    (None, ..) => (None, None),
                 };
                 if let Some(loaded) = &loaded {
                     setup.resume = Some(Resume {
@@ -213,12 +204,15 @@ impl Store {
                 }
                 let provider = provider.open_session(setup).await.map_err(|e| {
                     tracing::warn!(error = %e, "the provider could not open the session");
-                    wire_error::provider(&e)
+                    wire::provider(&e)
                 })?;
                 Ok(OpenedParts {
                     provider,
                     journal,
                     loaded,
+                    pipeline: Rc::new(plugins.pipeline),
+                    notices: plugins.notices,
+                    identity,
                 })
             }
             .await;
@@ -263,7 +257,7 @@ impl Store {
             pending.cwd.clone(),
             std::time::SystemTime::now(),
         );
-        if let Some(identity) = &pending.identity {
+        if let Some(identity) = &parts.identity {
             entry.identity = Some(identity.name.clone());
             entry.team = Some(identity.team.clone());
         }
@@ -288,7 +282,7 @@ impl Store {
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
-        let summarises = pending.pipeline.summary_prompt().is_some();
+        let summarises = parts.pipeline.summary_prompt().is_some();
         let inbox = self.inbox(journal.is_some(), &session_id, &tx, shows_notices);
         let actor = SessionActor::new(
             session_id.clone(),
@@ -297,7 +291,7 @@ impl Store {
                 cwd: pending.cwd.clone(),
                 provider: parts.provider,
                 catalog,
-                pipeline: pending.pipeline,
+                pipeline: parts.pipeline,
                 settings,
                 mode,
                 turns,
@@ -327,7 +321,7 @@ impl Store {
         pending.reply.ok(session_id.clone(), modes, options);
         // After the response: the client learns the session id from it.
         let flow = &self.options.output_flow;
-        for notice in pending.notices {
+        for notice in parts.notices {
             let update = notice_update(notice, shows_notices);
             send_counted(&cx, flow, SessionNotification::new(session_id.clone(), update));
         }

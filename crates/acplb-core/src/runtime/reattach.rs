@@ -9,7 +9,8 @@ use agent_client_protocol::v1::schema::{SessionId, SessionNotification, SessionU
 
 use super::open::Reply;
 use super::store::Store;
-use super::wire_error;
+use crate::error::Reason;
+use crate::error::wire;
 use crate::session::SessionMsg;
 use crate::session::sink::send_counted;
 use crate::sessions::journal;
@@ -28,7 +29,7 @@ impl Store {
             return;
         }
         let Some(handle) = self.sessions.get(&id) else {
-            return reply.error(wire_error::unknown_session(&id.to_string()));
+            return reply.error(wire::unknown_session(&id.to_string()));
         };
         let replays = reply.replays();
         let (answer, attached) = tokio::sync::oneshot::channel();
@@ -40,7 +41,8 @@ impl Store {
             })
             .is_err()
         {
-            return reply.error(wire_error::internal(
+            return reply.error(wire::internal(
+                Reason::SessionStopped,
                 "this session has stopped; start a new session",
             ));
         }
@@ -49,7 +51,8 @@ impl Store {
         let mailbox = handle.tx.clone();
         tokio::task::spawn_local(async move {
             let Ok(attached) = attached.await else {
-                return reply.error(wire_error::internal(
+                return reply.error(wire::internal(
+                    Reason::SessionStopped,
                     "this session has stopped; start a new session",
                 ));
             };
@@ -101,9 +104,13 @@ async fn read_history(
     });
     match read.await {
         Ok(Ok(updates)) => Ok(updates),
-        Ok(Err(why)) => Err(wire_error::internal(&format!(
-            "reading the session failed: {why}"
-        ))),
-        Err(e) => Err(wire_error::internal(&format!("reading the session failed: {e}"))),
+        Ok(Err(why)) => Err(wire::internal(
+            Reason::Storage,
+            &format!("reading the session failed: {why}"),
+        )),
+        Err(e) => Err(wire::internal(
+            Reason::Internal,
+            &format!("reading the session failed: {e}"),
+        )),
     }
 }

@@ -7,7 +7,8 @@ use agent_client_protocol::v1::schema::McpServer;
 
 use super::open::Reply;
 use super::store::Store;
-use super::wire_error;
+use crate::error::Reason;
+use crate::error::wire;
 
 impl Store {
     /// What refuses a request before anything is opened: its cwd, an MCP transport the
@@ -18,7 +19,7 @@ impl Store {
         mcp_servers: &[McpServer],
         reply: &Reply,
     ) -> Result<(), agent_client_protocol::Error> {
-        check_cwd(cwd).map_err(wire_error::invalid_params)?;
+        check_cwd(cwd).map_err(|e| wire::invalid_params(Reason::InvalidParams, e))?;
         if let Some(why) = &self.capabilities.refuses_sse_mcp
             && let Some(name) = mcp_servers.iter().find_map(|s| match s {
                 McpServer::Sse(sse) => Some(sse.name.clone()),
@@ -26,10 +27,11 @@ impl Store {
             })
         {
             let msg = format!("MCP server `{name}` uses SSE, which {why}; use stdio or http");
-            return Err(wire_error::invalid_params(msg));
+            return Err(wire::invalid_params(Reason::InvalidParams, msg));
         }
         if matches!(reply, Reply::New { fork_of: Some(_), .. }) && self.options.durability.is_none() {
-            return Err(wire_error::invalid_params(
+            return Err(wire::invalid_params(
+                Reason::NotKept,
                 "this acplb keeps no sessions, so it cannot fork one (it has no state directory: set ACPLB_STATE_DIR or HOME)",
             ));
         }

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
@@ -20,10 +21,12 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
+use super::ServerOptions;
 use super::durable;
 use super::open::{Opened, Reply};
-use super::wire_error::reply;
-use super::{ServerOptions, wire_error};
+use crate::error::Reason;
+use crate::error::wire;
+use crate::error::wire::reply;
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
 use crate::session::SessionMsg;
@@ -84,7 +87,7 @@ pub(super) struct SessionHandle {
 
 pub(super) struct Store {
     pub(super) provider: Rc<dyn ProviderAdapter>,
-    pub(super) pipelines: Rc<dyn PipelineSource>,
+    pub(super) pipelines: Arc<dyn PipelineSource>,
     pub(super) options: ServerOptions,
     pub(super) client: ClientCapabilities,
     pub(super) sessions: HashMap<SessionId, SessionHandle>,
@@ -100,7 +103,7 @@ pub(super) struct Store {
 impl Store {
     pub(super) fn new(
         provider: Rc<dyn ProviderAdapter>,
-        pipelines: Rc<dyn PipelineSource>,
+        pipelines: Arc<dyn PipelineSource>,
         options: ServerOptions,
     ) -> Self {
         let (opened_tx, opened_rx) = unbounded_channel();
@@ -177,7 +180,7 @@ impl Store {
         }
         // Every open task has ended: whatever they sent is in the channel now.
         while let Ok(done) = opened.try_recv() {
-            let stopping = wire_error::internal("acplb is stopping; the session was not started");
+            let stopping = wire::internal(Reason::Stopping, "acplb is stopping; the session was not started");
             done.pending.reply.error(stopping);
             if let Ok(mut parts) = done.result {
                 parts.provider.shutdown().await;
@@ -306,9 +309,10 @@ impl Store {
     fn close_session(&mut self, id: &SessionId, responder: Responder<CloseSessionResponse>) {
         let Some(handle) = self.sessions.remove(id) else {
             if self.opening.contains_key(id) {
-                reply(responder.respond_with_error(wire_error::invalid_params(format!(
-                    "session `{id}` is still opening; close it once it has opened"
-                ))));
+                reply(responder.respond_with_error(wire::invalid_params(
+                    Reason::SessionOpening,
+                    format!("session `{id}` is still opening; close it once it has opened"),
+                )));
             } else {
                 unknown(id, responder);
             }
@@ -351,5 +355,5 @@ fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
 }
 
 fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
-    reply(responder.respond_with_error(wire_error::unknown_session(&id.to_string())));
+    reply(responder.respond_with_error(wire::unknown_session(&id.to_string())));
 }

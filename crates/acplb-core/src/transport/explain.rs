@@ -1,20 +1,24 @@
 //! Errors the ACP SDK answers by itself (a malformed request, an unknown method) carry a bare
 //! title as their `message` ("Invalid params") and the reason in `data`, which editors do not
-//! show. On their way to stdout such errors get the reason into the message; acplb's own
-//! errors already have it (`runtime/wire_error.rs`) and pass unchanged.
+//! show. On their way to stdout such errors get the reason into the message and a stable
+//! `data.reason` ([`Reason`]); acplb's own errors already have both (`error/wire.rs`) and pass
+//! unchanged.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-/// The titles the SDK uses as messages.
-const TITLES: [&str; 5] = [
-    "Parse error",
-    "Invalid request",
-    "Method not found",
-    "Invalid params",
-    "Internal error",
+use crate::error::Reason;
+
+/// The titles the SDK uses as messages, and the reason each gets.
+const TITLES: [(&str, Reason); 5] = [
+    ("Parse error", Reason::ParseError),
+    ("Invalid request", Reason::InvalidRequest),
+    ("Method not found", Reason::MethodNotFound),
+    ("Invalid params", Reason::InvalidParams),
+    ("Internal error", Reason::Internal),
 ];
 
-/// `line` with an explained error message, or `None` when it needs nothing.
+/// `line` with an explained error message and a `data.reason`, or `None` when it needs
+/// nothing.
 pub(crate) fn explain(line: &str) -> Option<String> {
     // Cheap test first: only error responses can need it, and they are rare.
     if !line.contains(r#""error":{"#) {
@@ -22,13 +26,20 @@ pub(crate) fn explain(line: &str) -> Option<String> {
     }
     let mut message: Value = serde_json::from_str(line).ok()?;
     let error = message.get_mut("error")?.as_object_mut()?;
-    let title = error.get("message")?.as_str()?;
-    if !TITLES.contains(&title) {
-        return None;
+    let title = error.get("message")?.as_str()?.to_owned();
+    let (_, sdk_reason) = TITLES.iter().find(|(t, _)| *t == title)?;
+    if let Some(why) = reason(&title, error.get("data")) {
+        error.insert("message".into(), Value::String(format!("{title}: {why}")));
     }
-    let reason = reason(title, error.get("data"))?;
-    let explained = format!("{title}: {reason}");
-    error.insert("message".into(), Value::String(explained));
+    // `data` keeps what the SDK put there (a bare value under `detail`) and gains the reason.
+    let mut data = match error.remove("data") {
+        Some(Value::Object(o)) => o,
+        None | Some(Value::Null) => Map::new(),
+        Some(other) => Map::from_iter([("detail".to_owned(), other)]),
+    };
+    data.entry("reason")
+        .or_insert_with(|| Value::String(sdk_reason.as_str().to_owned()));
+    error.insert("data".into(), Value::Object(data));
     serde_json::to_string(&message).ok()
 }
 
@@ -88,6 +99,30 @@ mod tests {
         for (line, want) in cases {
             assert_eq!(message_of(line), want, "{line}");
         }
+    }
+
+    #[test]
+    fn sdk_errors_get_a_reason_and_keep_their_data() {
+        let reason_of = |line: &str| -> Value {
+            let out = explain(line).unwrap();
+            serde_json::from_str::<Value>(&out).unwrap()["error"]["data"].clone()
+        };
+        let data = reason_of(
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"Method not found","data":"nope/x"}}"#,
+        );
+        assert_eq!(data["reason"], "method_not_found");
+        assert_eq!(data["detail"], "nope/x");
+        let data = reason_of(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params","data":{"error":"missing field `cwd`","phase":"deserialization"}}}"#,
+        );
+        assert_eq!(data["reason"], "invalid_params");
+        assert_eq!(data["phase"], "deserialization");
+        let data =
+            reason_of(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+        assert_eq!(data["reason"], "parse_error");
+        let data =
+            reason_of(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32603,"message":"Internal error"}}"#);
+        assert_eq!(data["reason"], "internal");
     }
 
     #[test]

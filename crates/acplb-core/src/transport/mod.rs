@@ -1,5 +1,7 @@
-//! Bytes to frames: the editor's stdio wire and child processes, the only code in acplb that
-//! touches a pipe.
+//! Bytes to frames: the editor's stdio wire, and the provider's child processes (spawned in
+//! their own process group, framed, stopped with their tree, swept when acplb dies, the exit
+//! guard). Not every pipe is here: `atm` runs (acplb-atm), git for old texts (acplb-codex) and
+//! the worker's in-process connection take theirs directly.
 
 mod exit_guard;
 mod explain;

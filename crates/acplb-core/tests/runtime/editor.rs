@@ -6,7 +6,7 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use acplb_core::plugin::NoPlugins;
+use acplb_core::plugin::{NoPlugins, PipelineSource};
 use acplb_core::runtime::{Server, ServerOptions};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -244,11 +244,22 @@ pub async fn serve<R>(
     options: ServerOptions,
     body: impl AsyncFnOnce(Editor) -> R,
 ) -> R {
+    serve_with(provider, Arc::new(NoPlugins), timeline, options, body).await
+}
+
+/// [`serve`], with the sessions' plugins from `pipelines`.
+pub async fn serve_with<R>(
+    provider: &Scripted,
+    pipelines: Arc<dyn PipelineSource>,
+    timeline: &Timeline,
+    options: ServerOptions,
+    body: impl AsyncFnOnce(Editor) -> R,
+) -> R {
     let local = tokio::task::LocalSet::new();
     local
         .run_until(async {
             let (agent_end, editor_end) = hang_up_is_eof();
-            let server = Server::new(Rc::new(provider.clone()), Rc::new(NoPlugins), options);
+            let server = Server::new(Rc::new(provider.clone()), pipelines, options);
             let serving = tokio::task::spawn_local(server.serve(agent_end, std::future::pending()));
             let shared = Shared {
                 timeline: timeline.clone(),

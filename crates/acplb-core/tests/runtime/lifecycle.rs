@@ -1,13 +1,18 @@
 //! Sessions opening and stopping: a failing or slow `open_session`, the command list, the turn
 //! time limit, and the order of shutdown when the editor hangs up.
 
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+
+use acplb_core::plugin::composer::ComposerError;
+use acplb_core::plugin::{PipelineSource, SessionPlugins};
 
 use acplb_core::error::ProviderError;
 use agent_client_protocol::v1::schema::SessionUpdate;
 use tokio::time::Instant;
 
-use crate::editor::{options, options_with_turn_limit, serve};
+use crate::editor::{options, options_with_turn_limit, serve, serve_with};
 use crate::scripted::{Gate, Open, Scripted, Step, say, stop_name};
 use crate::timeline::{Timeline, within};
 
@@ -213,4 +218,47 @@ async fn the_turn_time_limit_stops_a_turn_with_an_error_naming_the_limit() {
     )
     .await;
     assert!(timeline.position("provider end slow: cancelled") < timeline.position("provider start next"));
+}
+
+/// Plugins whose start never returns, as on a disk that does not answer: `for_session` says it
+/// was called, then blocks until the test lets it go.
+struct Stalled {
+    entered: Arc<tokio::sync::Notify>,
+    release: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl PipelineSource for Stalled {
+    fn for_session(&self, _cwd: &Path, _session_id: &str) -> Result<SessionPlugins, ComposerError> {
+        self.entered.notify_one();
+        let _released = self.release.lock().unwrap().recv();
+        Ok(SessionPlugins::default())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn plugins_that_never_start_refuse_the_session_after_their_limit() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let stalled = Arc::new(Stalled {
+        entered: entered.clone(),
+        release: std::sync::Mutex::new(released),
+    });
+    serve_with(&provider, stalled, &timeline, options(), async |editor| {
+        editor.initialize().await;
+        let opening = editor.new_session();
+        // The plugins run on the blocking pool: the loop goes on (the clock is moved by hand,
+        // as a blocking task holds tokio's paused clock).
+        within("the plugins' start", entered.notified()).await;
+        tokio::time::advance(Duration::from_secs(59)).await;
+        assert!(!opening.is_finished(), "refused before the limit");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        let err = within("session/new", opening).await.unwrap().unwrap_err();
+        let data = err.data.clone().unwrap();
+        assert_eq!(data["reason"], "open_stalled", "{err:?}");
+        assert!(err.message.contains("did not start within 1m"), "{}", err.message);
+    })
+    .await;
+    drop(release);
 }

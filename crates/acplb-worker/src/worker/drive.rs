@@ -220,7 +220,7 @@ impl<'a> Worker<'a> {
             drop(work);
             return ControlFlow::Break(Exit::Crashed(WorkerError::CodexGone { message }));
         }
-        if work::settle(&self.ctx.agent, &self.mailbox, work, &end).await == Settled::Answered {
+        if work::settle(self.ctx, &self.mailbox, work, &end).await == Settled::Answered {
             self.ctx.status.borrow_mut().answered += 1;
         }
         // Mail that came while busy (reject policy) or a batch cut short.
@@ -289,8 +289,9 @@ impl<'a> Worker<'a> {
                 // No turn: it ends at once as a failed one, and is settled (answered) as such.
                 Err(why) => {
                     tracing::warn!(work = %work.key(), error = %why, "no turn for it");
-                    self.running
-                        .push(Box::pin(async move { (lane, work, TurnEnd::Failed(why)) }));
+                    self.running.push(Box::pin(
+                        async move { (lane, work, TurnEnd::Failed(why.to_string())) },
+                    ));
                 }
             }
         }

@@ -1,12 +1,14 @@
-//! Why one run of a worker ended on its own: what failed, with what it failed on. Its text
-//! is the worker's `last_error` in `acplb worker status`.
+//! What failed in a worker: why one run ended on its own (its text is the worker's
+//! `last_error` in `acplb worker status`), or one mail, ledger or prompt step that is logged and
+//! left for later.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use acplb_core::sessions::queue::QueueError;
 
-/// What ended a worker's run (the supervisor then restarts it after a pause).
+/// What ended a worker's run (the supervisor then restarts it after a pause), or a step of
+/// its work that failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WorkerError {
@@ -105,7 +107,29 @@ pub enum WorkerError {
         /// The connection's message.
         message: String,
     },
-    /// A blocking task of the worker's start stopped before it answered.
+    /// The mailbox failed (its inbox, a reply, the roster, a mark as read).
+    #[error("{action} failed: {message}")]
+    Mail {
+        /// What was being done.
+        action: &'static str,
+        /// The backend's message.
+        message: String,
+    },
+    /// The ledger of replies sent through `atm` could not be read or written.
+    #[error("cannot {action} the reply ledger {}: {source}", path.display())]
+    Ledger {
+        /// `read` or `write`.
+        action: &'static str,
+        /// The ledger file.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A message's prompt would be longer than Codex accepts.
+    #[error(transparent)]
+    Prompt(#[from] crate::config::TooLong),
+    /// A blocking task of the worker stopped before it answered.
     #[error("{what} stopped: {reason}")]
     Blocking {
         /// What the task did.

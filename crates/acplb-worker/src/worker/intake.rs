@@ -54,7 +54,7 @@ pub(super) async fn take_mail(
         }
         // Answered before a crash, not yet marked read: the reply is there, so only mark it.
         if mailbox
-            .replied(&mail.from, reply_id(&worker, &mail))
+            .replied(&ctx.ledger, &mail.from, reply_id(&worker, &mail))
             .await
             .unwrap_or(false)
         {
@@ -65,7 +65,7 @@ pub(super) async fn take_mail(
             continue;
         }
         if ctx.agent.policy == Policy::Reject && busy {
-            work::reject_busy(&ctx.agent, mailbox, &mail, part).await;
+            work::reject_busy(ctx, mailbox, &mail, part).await;
             continue;
         }
         busy = true;

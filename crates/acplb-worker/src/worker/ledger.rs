@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 use ulid::Ulid;
 
+use super::WorkerError;
+
 /// The ledger of one worker (blocking file I/O: call it from the blocking pool).
 #[derive(Debug, Clone)]
 pub(crate) struct Ledger {
@@ -27,22 +29,30 @@ impl Ledger {
     }
 
     /// Whether the reply `id` was sent.
-    pub(crate) fn contains(&self, id: Ulid) -> Result<bool, String> {
+    pub(crate) fn contains(&self, id: Ulid) -> Result<bool, WorkerError> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => Ok(text.lines().any(|l| l.trim() == id.to_string())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("cannot read {}: {e}", self.path.display())),
+            Err(e) => Err(self.failed("read", e)),
         }
     }
 
     /// Records that the reply `id` was sent.
-    pub(crate) fn record(&self, id: Ulid) -> Result<(), String> {
-        let fail = |e: std::io::Error| format!("cannot write {}: {e}", self.path.display());
+    pub(crate) fn record(&self, id: Ulid) -> Result<(), WorkerError> {
+        let fail = |e| self.failed("write", e);
         if let Some(dir) = self.path.parent() {
             acplb_core::sessions::state::create_private_dir(dir).map_err(fail)?;
         }
         let mut file = acplb_core::sessions::state::open_private_append(&self.path).map_err(fail)?;
         file.write_all(format!("{id}\n").as_bytes()).map_err(fail)
+    }
+
+    fn failed(&self, action: &'static str, source: std::io::Error) -> WorkerError {
+        WorkerError::Ledger {
+            action,
+            path: self.path.clone(),
+            source,
+        }
     }
 }
 
@@ -57,12 +67,12 @@ mod tests {
         let state = tempfile::tempdir().unwrap();
         let ledger = Ledger::new(state.path(), "bob@demo");
         let (a, b) = (Ulid::new(), Ulid::new());
-        assert_eq!(ledger.contains(a), Ok(false), "no file yet");
+        assert!(!ledger.contains(a).unwrap(), "no file yet");
         ledger.record(a).unwrap();
-        assert_eq!(ledger.contains(a), Ok(true));
-        assert_eq!(ledger.contains(b), Ok(false));
+        assert!(ledger.contains(a).unwrap());
+        assert!(!ledger.contains(b).unwrap());
         let a_again = Ledger::new(state.path(), "bob@demo");
-        assert_eq!(a_again.contains(a), Ok(true), "kept across restarts");
+        assert!(a_again.contains(a).unwrap(), "kept across restarts");
         let mode = std::fs::metadata(&ledger.path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
     }

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use acplb_core::error::Reason;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
@@ -173,10 +174,10 @@ impl Link {
     }
 }
 
-/// Whether a turn's error says the provider process ended (the runtime puts its exit status
-/// in `data.exitStatus`), as opposed to a turn that failed while Codex ran on.
+/// Whether a turn's error says the provider process ended (its reason is `provider_exited`),
+/// as opposed to a turn that failed while Codex ran on.
 fn is_crash(e: &Error) -> bool {
-    e.data.as_ref().is_some_and(|d| d.get("exitStatus").is_some())
+    Reason::of(e) == Some(Reason::ProviderExited)
 }
 
 /// How the worker answers Codex's approval requests: nobody is there to ask, so it declines,

@@ -14,36 +14,42 @@ use acplb_atm::atm_cli::AtmCli;
 use acplb_atm::{MailBackend, MailEnvelope, MailStore, ReadOptions, ReadReceipt};
 use ulid::Ulid;
 
+use super::WorkerError;
 use super::ledger::Ledger;
-use crate::host::WorkerMail;
 
 /// At most this many messages are read at once; the rest wait for the next wake-up.
 const READ_BATCH: usize = 64;
 /// Longest message text handed to the agent (the `atm_read` default).
 const MAX_MESSAGE_CHARS: usize = 16_384;
 
-/// One worker's mailbox.
+/// One worker's mailbox, on the backend its `atm-mail` plugin uses, as the same identity. The
+/// host resolves it once per run ([`Started::mail`](crate::Started)).
 #[derive(Debug, Clone)]
-pub(crate) enum Mailbox {
-    /// Claude Code's inbox files.
+pub enum Mailbox {
+    /// Claude Code's inbox files (`<ATM_HOME|HOME>/.claude/teams/<team>/inboxes/<name>.json`):
+    /// the inbox folder is watched, and the worker's activity is shown in the team's
+    /// `config.json`.
     Files(Arc<MailStore>),
-    /// ATM's daemon, through the `atm` CLI, and the ledger of the replies sent through it.
-    AtmCli(Arc<AtmCli>, Ledger),
+    /// The `atm` CLI of ATM ≥ 1.2 (mail in ATM's daemon): the unread count is polled, and the
+    /// replies sent through it are kept in the worker's [`Ledger`].
+    AtmCli(Arc<AtmCli>),
 }
 
 impl Mailbox {
-    /// `ledger` records the replies sent through `atm-cli` (files need none).
-    pub(crate) fn new(mail: WorkerMail, ledger: Ledger) -> Self {
-        match mail {
-            WorkerMail::Files(store) => Self::Files(Arc::new(store)),
-            WorkerMail::AtmCli(cli) => Self::AtmCli(Arc::new(cli), ledger),
-        }
+    /// Inbox files.
+    pub fn files(store: MailStore) -> Self {
+        Self::Files(Arc::new(store))
+    }
+
+    /// The `atm` CLI.
+    pub fn atm_cli(cli: AtmCli) -> Self {
+        Self::AtmCli(Arc::new(cli))
     }
 
     fn backend(&self) -> Arc<dyn MailBackend> {
         match self {
             Self::Files(store) => store.clone(),
-            Self::AtmCli(cli, _) => cli.clone(),
+            Self::AtmCli(cli) => cli.clone(),
         }
     }
 
@@ -64,7 +70,7 @@ impl Mailbox {
     }
 
     /// Unread mail, oldest first, and the receipt that marks it read.
-    pub(crate) async fn unread(&self) -> Result<(Vec<MailEnvelope>, ReadReceipt), String> {
+    pub(crate) async fn unread(&self) -> Result<(Vec<MailEnvelope>, ReadReceipt), WorkerError> {
         let backend = self.backend();
         blocking(move || {
             let opts = ReadOptions {
@@ -75,20 +81,25 @@ impl Mailbox {
             backend
                 .read(&opts)
                 .map(|b| (b.messages, b.receipt))
-                .map_err(|e| e.to_string())
+                .map_err(|e| mail_failed("reading the inbox", &e))
         })
         .await
     }
 
-    /// Whether the reply with `id` is already in `to`'s inbox. Always `false` on `atm-cli`,
-    /// which cannot tell (see the module's note).
-    pub(crate) async fn replied(&self, to: &str, id: Ulid) -> Result<bool, String> {
+    /// Whether the reply with `id` is already in `to`'s inbox. On `atm-cli`, which cannot
+    /// tell, whether `ledger` recorded it (see the module's note).
+    pub(crate) async fn replied(&self, ledger: &Ledger, to: &str, id: Ulid) -> Result<bool, WorkerError> {
         match self {
             Self::Files(store) => {
                 let (store, to) = (store.clone(), to.to_owned());
-                blocking(move || store.has_message(&to, id).map_err(|e| e.to_string())).await
+                blocking(move || {
+                    store
+                        .has_message(&to, id)
+                        .map_err(|e| mail_failed("looking for an earlier reply", &e))
+                })
+                .await
             }
-            Self::AtmCli(_, ledger) => {
+            Self::AtmCli(_) => {
                 let ledger = ledger.clone();
                 blocking(move || ledger.contains(id)).await
             }
@@ -96,14 +107,15 @@ impl Mailbox {
     }
 
     /// Writes the reply: idempotent on files (the same `id` is never written twice); on
-    /// `atm-cli` ATM gives the reply an id of its own and `id` goes into the ledger.
+    /// `atm-cli` ATM gives the reply an id of its own and `id` goes into `ledger`.
     pub(crate) async fn reply(
         &self,
+        ledger: &Ledger,
         to: &str,
         text: String,
         summary: String,
         id: Ulid,
-    ) -> Result<(), String> {
+    ) -> Result<(), WorkerError> {
         let to = to.to_owned();
         match self {
             Self::Files(store) => {
@@ -112,14 +124,16 @@ impl Mailbox {
                     store
                         .send_with_id(&to, &text, Some(&summary), id)
                         .map(|_| ())
-                        .map_err(|e| e.to_string())
+                        .map_err(|e| mail_failed("writing the reply", &e))
                 })
                 .await
             }
-            Self::AtmCli(cli, ledger) => {
+            Self::AtmCli(cli) => {
                 let (cli, ledger) = (cli.clone(), ledger.clone());
                 let sent = blocking(move || {
-                    let sent = cli.send(&to, &text, Some(&summary)).map_err(|e| e.to_string())?;
+                    let sent = cli
+                        .send(&to, &text, Some(&summary))
+                        .map_err(|e| mail_failed("sending the reply through atm", &e))?;
                     // Right away: a crash after this line is known to have answered.
                     ledger.record(id)?;
                     Ok(sent)
@@ -133,24 +147,45 @@ impl Mailbox {
 
     /// The team's members as the backend knows them (`config.json` on files, `atm members` on
     /// `atm-cli`); `None` when the team keeps no roster.
-    pub(crate) async fn members(&self) -> Result<Option<Vec<String>>, String> {
+    pub(crate) async fn members(&self) -> Result<Option<Vec<String>>, WorkerError> {
         let backend = self.backend();
-        blocking(move || backend.members().map_err(|e| e.to_string())).await
+        blocking(move || {
+            backend
+                .members()
+                .map_err(|e| mail_failed("reading the team's roster", &e))
+        })
+        .await
     }
 
     /// Marks the messages of `receipt` read.
-    pub(crate) async fn mark_read(&self, receipt: ReadReceipt) -> Result<(), String> {
+    pub(crate) async fn mark_read(&self, receipt: ReadReceipt) -> Result<(), WorkerError> {
         let backend = self.backend();
-        blocking(move || backend.commit(&receipt).map(|_| ()).map_err(|e| e.to_string())).await
+        blocking(move || {
+            backend
+                .commit(&receipt)
+                .map(|_| ())
+                .map_err(|e| mail_failed("marking mail read", &e))
+        })
+        .await
+    }
+}
+
+fn mail_failed(action: &'static str, e: &dyn std::fmt::Display) -> WorkerError {
+    WorkerError::Mail {
+        action,
+        message: e.to_string(),
     }
 }
 
 async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| Err(format!("the mail task stopped: {e}")))
+    f: impl FnOnce() -> Result<T, WorkerError> + Send + 'static,
+) -> Result<T, WorkerError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(WorkerError::Blocking {
+            what: "the mail task",
+            reason: e.to_string(),
+        })
+    })
 }
 
 /// The id of `worker`'s reply to `incoming`: the same every time, so a worker that answers a

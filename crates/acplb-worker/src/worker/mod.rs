@@ -35,6 +35,7 @@ use crate::host::{Host, Started};
 use crate::status::{StatusCell, WorkerStatus};
 
 pub use error::WorkerError;
+pub use mail::Mailbox;
 pub use session_file::read as session_of;
 
 /// What the daemon tells a worker.
@@ -61,6 +62,8 @@ pub(crate) struct Ctx {
     pub(crate) host: Rc<dyn Host>,
     pub(crate) status: StatusCell,
     pub(crate) state_dir: PathBuf,
+    /// The replies sent through a backend that cannot find them again (`atm-cli`).
+    pub(crate) ledger: ledger::Ledger,
     /// The team folder whose `config.json` shows the worker's activity: set at each run's
     /// start from its mailbox (files backend only), so a busy/idle flip reads no file.
     pub(crate) team_dir: RefCell<Option<PathBuf>>,
@@ -106,6 +109,7 @@ impl WorkerHandle {
         let status: StatusCell = Rc::new(RefCell::new(WorkerStatus::new(agent.name.to_string())));
         let (ctl, rx) = tokio::sync::mpsc::unbounded_channel();
         let ctx = Ctx {
+            ledger: ledger::Ledger::new(host.state_dir(), &agent.name.to_string()),
             state_dir: host.state_dir().to_owned(),
             agent,
             settings,
@@ -154,10 +158,7 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
         Ok(s) => s,
         Err(reason) => return Exit::Crashed(WorkerError::Host { reason }),
     };
-    let mailbox = mail::Mailbox::new(
-        mail,
-        ledger::Ledger::new(&ctx.state_dir, &ctx.agent.name.to_string()),
-    );
+    let mailbox = mail;
     *ctx.team_dir.borrow_mut() = mailbox.team_dir(ctx.agent.name.team());
     let (agent_end, client_end) = hang_up_is_eof();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();

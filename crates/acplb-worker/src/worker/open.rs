@@ -99,7 +99,7 @@ pub(super) async fn configure(
 /// team folder that must exist), or polls of `atm list` on the `atm-cli` backend.
 async fn watch_mail(agent: &AgentConfig, mailbox: &Mailbox) -> Result<MailWake, WorkerError> {
     let inbox_dir = match mailbox {
-        Mailbox::AtmCli(cli, _) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
+        Mailbox::AtmCli(cli) => return Ok(MailWake::poll(cli.clone(), ATM_POLL)),
         Mailbox::Files(_) => mailbox.inbox_dir().ok_or(WorkerError::NoInboxFolder)?,
     };
     let team = agent.name.team().to_owned();
@@ -137,7 +137,7 @@ async fn open_queue(state: PathBuf, target: String) -> Result<Arc<Mutex<Queue>>,
         if let Err(e) = queue.recover_stale(Duration::ZERO) {
             tracing::warn!(error = %e, "cannot take back earlier claims");
         }
-        Ok(queue)
+        Ok::<_, WorkerError>(queue)
     })
     .await??;
     Ok(Arc::new(Mutex::new(queue)))

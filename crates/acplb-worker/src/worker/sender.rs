@@ -4,6 +4,7 @@
 
 use acplb_atm::{MailEnvelope, ReadReceipt};
 
+use super::WorkerError;
 use super::mail::Mailbox;
 use crate::config::AgentConfig;
 
@@ -18,7 +19,7 @@ pub(crate) enum Gate {
 
 impl Gate {
     /// `agent`'s gate now; `Err` when the roster cannot be read (the mail then waits unread).
-    pub(crate) async fn of(agent: &AgentConfig, mailbox: &Mailbox) -> Result<Gate, String> {
+    pub(crate) async fn of(agent: &AgentConfig, mailbox: &Mailbox) -> Result<Gate, WorkerError> {
         if agent.accept_from_non_members {
             return Ok(Gate::Open);
         }

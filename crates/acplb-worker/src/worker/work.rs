@@ -6,6 +6,7 @@ use acplb_core::sessions::queue::Claimed;
 
 use super::link::TurnEnd;
 use super::mail::{Mailbox, reply_id};
+use super::{Ctx, WorkerError};
 use crate::config::AgentConfig;
 
 /// What a turn is for.
@@ -32,12 +33,12 @@ impl Work {
     }
 
     /// The prompt, or why there is none (it would be longer than Codex accepts).
-    pub(crate) fn prompt(&self, agent: &AgentConfig) -> Result<String, String> {
+    pub(crate) fn prompt(&self, agent: &AgentConfig) -> Result<String, WorkerError> {
         let prompt = match self {
             Self::Mail { mail, .. } => super::prompt::for_mail(agent, mail),
             Self::Queued(c) => super::prompt::for_queued(agent, c.message()),
         };
-        prompt.map_err(|e| e.to_string())
+        Ok(prompt?)
     }
 }
 
@@ -54,7 +55,8 @@ pub(crate) enum Settled {
 /// Mail: the reply (the answer, or what went wrong) is written first, then the message is
 /// marked read — at least once: a crash in between answers again, and the reply's fixed id
 /// keeps the sender from getting it twice.
-pub(crate) async fn settle(agent: &AgentConfig, mailbox: &Mailbox, work: Work, end: &TurnEnd) -> Settled {
+pub(crate) async fn settle(ctx: &Ctx, mailbox: &Mailbox, work: Work, end: &TurnEnd) -> Settled {
+    let agent = &ctx.agent;
     let text = match end {
         TurnEnd::Answered(answer) if answer.trim().is_empty() => {
             "(no answer: the turn ended without a message)".to_owned()
@@ -77,7 +79,7 @@ pub(crate) async fn settle(agent: &AgentConfig, mailbox: &Mailbox, work: Work, e
                 acplb_atm::record::auto_summary(&mail.message),
                 mail.message_id
             );
-            if let Err(e) = mailbox.reply(&mail.from, text, summary, id).await {
+            if let Err(e) = mailbox.reply(&ctx.ledger, &mail.from, text, summary, id).await {
                 // Unread again would answer it again and again; the reply is lost, loudly.
                 tracing::error!(to = %mail.from, message = %mail.message_id, error = %e, "cannot write the reply");
             }
@@ -112,19 +114,15 @@ pub(crate) async fn release(claimed: Claimed) {
 }
 
 /// The immediate answer of a worker whose policy is `reject` and that is busy.
-pub(crate) async fn reject_busy(
-    agent: &AgentConfig,
-    mailbox: &Mailbox,
-    mail: &MailEnvelope,
-    receipt: ReadReceipt,
-) {
+pub(crate) async fn reject_busy(ctx: &Ctx, mailbox: &Mailbox, mail: &MailEnvelope, receipt: ReadReceipt) {
+    let agent = &ctx.agent;
     let id = reply_id(&agent.name.to_string(), mail);
     let text = format!(
         "{} is busy with another message and does not queue mail; please send it again later.",
         agent.name.name()
     );
     let summary = format!("Busy, try later [{}]", mail.message_id);
-    if let Err(e) = mailbox.reply(&mail.from, text, summary, id).await {
+    if let Err(e) = mailbox.reply(&ctx.ledger, &mail.from, text, summary, id).await {
         tracing::error!(to = %mail.from, error = %e, "cannot write the busy reply");
     }
     if let Err(e) = mailbox.mark_read(receipt).await {

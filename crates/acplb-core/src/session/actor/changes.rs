@@ -10,15 +10,16 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::{Attached, SessionActor};
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::permission::Mode;
-use crate::runtime::wire_error::{self, reply};
 
 impl SessionActor {
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
         let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
             let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
             let message = format!("unknown mode `{mode_id}`; the modes are {}", modes.join(", "));
-            reply(responder.respond_with_error(wire_error::invalid_params(message)));
+            reply(responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, message)));
             return;
         };
         self.mode = mode;
@@ -58,7 +59,9 @@ impl SessionActor {
                 reply(responder.respond(SetSessionConfigOptionResponse::new(options)));
             }
             Err(e) => {
-                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
+                reply(
+                    responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, e.to_string())),
+                );
             }
         }
     }

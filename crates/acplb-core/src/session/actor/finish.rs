@@ -7,8 +7,8 @@ use tokio::time::Instant;
 
 use super::{CANCEL_ANSWER, Running, SessionActor, steer};
 use crate::error::ProviderError;
+use crate::error::wire::{self, reply};
 use crate::provider::TurnOutcome;
-use crate::runtime::wire_error::{self, reply};
 
 impl SessionActor {
     /// A required plugin refused the prompt: answer with its error; no turn ran.
@@ -104,7 +104,7 @@ impl SessionActor {
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
             self.unrecorded(lost_before);
             if let Some(responder) = responder {
-                reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+                reply(responder.respond_with_error(wire::turn_timeout(limit)));
             }
             self.pipeline.on_turn_finished(&self.id);
             self.pull_queue();
@@ -135,7 +135,7 @@ impl SessionActor {
             Err(e) => {
                 tracing::info!(session = %self.id, error = %e, "turn failed");
                 if let Some(responder) = responder {
-                    reply(responder.respond_with_error(wire_error::provider(&e)));
+                    reply(responder.respond_with_error(wire::provider(&e)));
                 }
             }
         }

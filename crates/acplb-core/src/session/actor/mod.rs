@@ -31,10 +31,11 @@ use super::options::OptionCatalog;
 use super::prompt;
 use super::sink::AcpSink;
 use crate::error::ProviderError;
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::permission::Mode;
 use crate::plugin::{Pipeline, PromptContext};
 use crate::provider::{ProviderSession, SessionSettings, SessionSink, SteerInbox, TurnOutcome, TurnRequest};
-use crate::runtime::wire_error::{self, reply};
 use crate::sessions::journal::{Journal, first_text_line};
 use crate::sessions::registry::{Status, Tracked};
 use crate::transport::OutputFlow;
@@ -314,7 +315,8 @@ impl SessionActor {
             }
             let Some(mut provider) = self.provider.take() else {
                 tracing::error!(session = %self.id, "no provider session while idle");
-                reply(responder.respond_with_error(wire_error::internal(
+                reply(responder.respond_with_error(wire::internal(
+                    Reason::Internal,
                     "acplb lost this session's provider state; start a new session",
                 )));
                 return None;
@@ -380,7 +382,7 @@ impl SessionActor {
                     result = pipeline.on_prompt(&ctx, &mut turn) => result,
                 };
                 if let Err(e) = hooks {
-                    return (provider, TurnEnd::Refused(wire_error::plugin(&e)));
+                    return (provider, TurnEnd::Refused(wire::plugin(&e)));
                 }
                 let result = provider.run_turn(turn, &sink, token).await;
                 (provider, TurnEnd::Ran(result))
@@ -390,7 +392,8 @@ impl SessionActor {
 
     /// The turn for `req` before the plugins have seen it.
     fn new_turn(&self, req: &PromptRequest) -> Result<TurnRequest, agent_client_protocol::Error> {
-        let input = prompt::flatten(&req.prompt).map_err(|e| wire_error::invalid_params(e.to_string()))?;
+        let input = prompt::flatten(&req.prompt)
+            .map_err(|e| wire::invalid_params(Reason::InvalidParams, e.to_string()))?;
         Ok(TurnRequest {
             prompt: input,
             mode: self.mode,

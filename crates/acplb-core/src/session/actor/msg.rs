@@ -7,7 +7,8 @@ use agent_client_protocol::v1::schema::{
     SessionModeState, SetSessionConfigOptionResponse, SetSessionModeResponse,
 };
 
-use crate::runtime::wire_error::{self, reply};
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::sessions::queue::{Claimed, Queue, QueueError};
 
 /// What the runtime tells a session.
@@ -54,7 +55,7 @@ pub(crate) enum SessionMsg {
 impl SessionMsg {
     /// Answers the request this message carries (if any) with an error saying `why`.
     pub(crate) fn refuse(self, why: &str) {
-        let error = || wire_error::internal(why);
+        let error = || wire::internal(Reason::SessionStopped, why);
         match self {
             SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),

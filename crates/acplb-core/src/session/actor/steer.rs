@@ -8,8 +8,9 @@ use agent_client_protocol::v1::schema::{PromptRequest, PromptResponse, StopReaso
 
 use super::SessionActor;
 use crate::error::ProviderError;
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
 use crate::provider::{TurnOutcome, WhileBusy};
-use crate::runtime::wire_error::{self, reply};
 use crate::session::prompt;
 
 impl SessionActor {
@@ -34,7 +35,9 @@ impl SessionActor {
         let input = match prompt::flatten(&req.prompt) {
             Ok(input) => input,
             Err(e) => {
-                reply(responder.respond_with_error(wire_error::invalid_params(e.to_string())));
+                reply(
+                    responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, e.to_string())),
+                );
                 return None;
             }
         };
@@ -58,9 +61,9 @@ pub(super) fn answer(
 ) {
     match (result, timeout) {
         (Ok(o), Some(limit)) if o.stop_reason == StopReason::Cancelled => {
-            reply(responder.respond_with_error(wire_error::turn_timeout(limit)));
+            reply(responder.respond_with_error(wire::turn_timeout(limit)));
         }
         (Ok(o), _) => reply(responder.respond(PromptResponse::new(o.stop_reason))),
-        (Err(e), _) => reply(responder.respond_with_error(wire_error::provider(e))),
+        (Err(e), _) => reply(responder.respond_with_error(wire::provider(e))),
     }
 }

@@ -63,6 +63,36 @@ async fn a_host_that_cannot_start_the_worker_is_retried_after_the_pause() {
 }
 
 #[tokio::test]
+async fn a_turn_whose_codex_exited_restarts_the_run_and_a_failed_turn_is_answered() {
+    local(async {
+        let host = StandIn::new();
+        let settings = WorkerSettings {
+            restart_backoff: Duration::from_secs(3600),
+            ..settings()
+        };
+        let bob = WorkerHandle::spawn(host.agent("bob", Policy::Queue), settings, host.clone());
+        until("bob is idle", || bob.status().state == WorkerState::Idle).await;
+        // A failed turn (reason `turn_failed`): Codex runs on, the sender hears why.
+        host.teammate("alice").send("bob", "broken", None).unwrap();
+        until("alice is answered", || !host.mail("alice", "bob").is_empty()).await;
+        let (reply, _) = &host.mail("alice", "bob")[0];
+        assert!(reply.contains("the model refused"), "{reply}");
+        assert_eq!(bob.status().restarts, 0);
+        // Codex gone mid-turn (reason `provider_exited`): the run ends as a crash, the mail
+        // stays unread for the next run.
+        host.teammate("carol").send("bob", "crash", None).unwrap();
+        until("bob's run crashed", || bob.status().restarts == 1).await;
+        let status = bob.status();
+        let last = status.last_error.as_deref().unwrap_or_default();
+        assert!(last.contains("exited before the turn finished"), "{last}");
+        assert!(host.mail("carol", "bob").is_empty(), "no reply to the crash");
+        assert_eq!(host.mail("bob", "carol"), [("crash".to_owned(), false)]);
+        bob.stop().await;
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_stop_while_a_turn_runs_cancels_it_and_leaves_the_mail_unread() {
     local(async {
         let host = StandIn::new();

@@ -23,10 +23,11 @@ use futures::future::LocalBoxFuture;
 use tempfile::TempDir;
 
 use crate::config::{AgentConfig, AgentName, Policy, WorkerSettings};
-use crate::host::{Host, Started, WorkerMail};
+use crate::host::{Host, Started};
+use crate::worker::Mailbox;
 
 /// The words a test's messages are made of; a turn is known by the first one its prompt holds.
-pub(super) const WORDS: [&str; 5] = ["first", "second", "third", "long", "hello"];
+pub(super) const WORDS: [&str; 7] = ["first", "second", "third", "long", "hello", "crash", "broken"];
 
 /// What the scripted provider does, shared by every server the host makes.
 #[derive(Default)]
@@ -180,7 +181,7 @@ impl Host for StandIn {
             });
             let server = Server::new(
                 provider.clone(),
-                Rc::new(NoPlugins),
+                std::sync::Arc::new(NoPlugins),
                 ServerOptions {
                     agent_name: "acplb-worker".into(),
                     agent_version: "test".into(),
@@ -199,7 +200,7 @@ impl Host for StandIn {
             Ok(Started {
                 server,
                 provider,
-                mail: WorkerMail::Files(store),
+                mail: Mailbox::files(store),
             })
         })
     }
@@ -282,6 +283,22 @@ impl ProviderSession for Session {
                 }
                 () = gate.cancelled() => {}
             }
+        }
+        // As the runtime sees them: Codex gone mid-turn, and a turn Codex itself failed.
+        match word {
+            "crash" => {
+                return Err(ProviderError::Exited {
+                    program: "/stand-in/codex".into(),
+                    status: "signal: 9 (SIGKILL)".into(),
+                    stderr_tail: String::new(),
+                });
+            }
+            "broken" => {
+                return Err(ProviderError::TurnFailed {
+                    message: "the model refused".into(),
+                });
+            }
+            _ => {}
         }
         sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
             format!("{agent} answers {word}").into(),

@@ -1,14 +1,16 @@
-//! The one boundary where internal errors become ACP (JSON-RPC) errors.
+//! The one boundary where internal errors become ACP (JSON-RPC) errors. It sits below the
+//! runtime and the session actors, which both answer through it.
 //!
 //! Editors show an error's `message` and rarely its `data`, so every error built here says in
-//! its `message` what happened (never a bare "Internal error"); `data` repeats it with details.
+//! its `message` what happened (never a bare "Internal error"); `data` repeats it with details
+//! and carries the error's stable [`Reason`] as `data.reason`, for editors and scripts.
 
 use std::time::Duration;
 
 use agent_client_protocol::Error;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use crate::error::ProviderError;
+use super::{ProviderError, Reason};
 use crate::plugin::PluginError;
 
 /// A failed turn as the client sees it.
@@ -16,13 +18,16 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
     match e {
         // The provider's message says how to log in; the runtime adds no words of its own.
         ProviderError::AuthRequired { message } => {
-            titled(Error::auth_required(), message).data(json!({ "message": message }))
+            build(Error::auth_required(), Reason::AuthRequired, message, json!({}))
         }
         // The message itself is what editors show, so it carries the provider's words.
-        ProviderError::TurnFailed { message } => {
-            titled(Error::internal_error(), message).data(json!({ "message": message, "source": "provider" }))
-        }
-        ProviderError::Prepare(_) => invalid_params(e.to_string()),
+        ProviderError::TurnFailed { message } => build(
+            Error::internal_error(),
+            Reason::TurnFailed,
+            message,
+            json!({ "source": "provider" }),
+        ),
+        ProviderError::Prepare(_) => invalid_params(Reason::PrepareFailed, e.to_string()),
         ProviderError::Exited {
             program,
             status,
@@ -35,11 +40,12 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
                 ),
                 stderr_tail,
             );
-            titled(Error::internal_error(), &message).data(json!({
-                "message": message,
-                "exitStatus": status,
-                "stderrTail": stderr_tail,
-            }))
+            build(
+                Error::internal_error(),
+                Reason::ProviderExited,
+                &message,
+                json!({ "exitStatus": status, "stderrTail": stderr_tail }),
+            )
         }
         ProviderError::Unresponsive {
             process,
@@ -52,13 +58,16 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
                 ),
                 stderr_tail,
             );
-            titled(Error::internal_error(), &message).data(json!({
-                "message": message,
-                "reason": "unresponsive",
-                "stderrTail": stderr_tail,
-            }))
+            build(
+                Error::internal_error(),
+                Reason::Unresponsive,
+                &message,
+                json!({ "stderrTail": stderr_tail }),
+            )
         }
-        _ => titled(Error::internal_error(), &e.to_string()).data(json!({ "message": e.to_string() })),
+        ProviderError::Spawn { .. } => internal(Reason::ProviderNotStarted, &e.to_string()),
+        ProviderError::WorkDirGone { .. } => internal(Reason::WorkDirGone, &e.to_string()),
+        ProviderError::Io(_) => internal(Reason::ProviderIo, &e.to_string()),
     }
 }
 
@@ -96,47 +105,64 @@ pub(crate) fn turn_timeout(limit: Duration) -> Error {
         "the turn hit the time limit of {shown} and was stopped; what it produced so far was kept. \
          Change the limit with `--turn-timeout` or `ACPLB_TURN_TIMEOUT` (for example `2h`; `0` for none)"
     );
-    titled(Error::internal_error(), &message).data(json!({
-        "message": message,
-        "limitSeconds": limit.as_secs_f64(),
-        "reason": "turn_timeout",
-    }))
+    build(
+        Error::internal_error(),
+        Reason::TurnTimeout,
+        &message,
+        json!({ "limitSeconds": limit.as_secs_f64() }),
+    )
 }
 
 /// An error of acplb itself, with `message` saying what went wrong.
-pub(crate) fn internal(message: &str) -> Error {
-    titled(Error::internal_error(), message).data(json!({ "message": message }))
+pub(crate) fn internal(reason: Reason, message: &str) -> Error {
+    build(Error::internal_error(), reason, message, json!({}))
 }
 
-/// `error` with `message` as its message: editors show the message, so it must say what
-/// happened rather than "Internal error".
-fn titled(mut error: Error, message: &str) -> Error {
-    message.clone_into(&mut error.message);
-    error
+/// Bad parameters with a readable message.
+pub(crate) fn invalid_params(reason: Reason, message: impl Into<String>) -> Error {
+    build(Error::invalid_params(), reason, &message.into(), json!({}))
 }
 
 /// A required plugin's failure.
 pub(crate) fn plugin(e: &PluginError) -> Error {
-    titled(Error::internal_error(), &e.to_string())
-        .data(json!({ "message": e.to_string(), "plugin": e.plugin }))
+    build(
+        Error::internal_error(),
+        Reason::PluginRefused,
+        &e.to_string(),
+        json!({ "plugin": e.plugin }),
+    )
 }
 
 /// A composer file that could not be loaded for a session.
 pub(crate) fn composer(e: &crate::plugin::composer::ComposerError) -> Error {
-    titled(Error::internal_error(), &e.to_string())
-        .data(json!({ "message": e.to_string(), "source": "composer.toml" }))
+    build(
+        Error::internal_error(),
+        Reason::Composer,
+        &e.to_string(),
+        json!({ "source": "composer.toml" }),
+    )
 }
 
 /// A request that names no known session.
 pub(crate) fn unknown_session(id: &str) -> Error {
     let message = format!("unknown session `{id}`");
-    titled(Error::invalid_params(), &message).data(json!({ "message": message, "sessionId": id }))
+    build(
+        Error::invalid_params(),
+        Reason::UnknownSession,
+        &message,
+        json!({ "sessionId": id }),
+    )
 }
 
-/// Bad parameters with a readable message.
-pub(crate) fn invalid_params(message: impl Into<String>) -> Error {
-    let message = message.into();
-    titled(Error::invalid_params(), &message).data(json!({ "message": message }))
+/// `error` with `message` as its message (editors show it, so it says what happened rather
+/// than "Internal error") and `data`: the message again, the reason, and the `extra` fields.
+fn build(mut error: Error, reason: Reason, message: &str, extra: Value) -> Error {
+    message.clone_into(&mut error.message);
+    let mut data = json!({ "message": message, "reason": reason.as_str() });
+    if let (Some(data), Value::Object(extra)) = (data.as_object_mut(), extra) {
+        data.extend(extra);
+    }
+    error.data(data)
 }
 
 /// Sends a response; failing to send only means the client is gone, which the runtime notices
@@ -165,7 +191,9 @@ mod tests {
             err.message,
             "`/opt/codex` exited before the turn finished (exit status: 3); its last output: starting | Error: the config is broken"
         );
-        assert_eq!(err.data.unwrap()["exitStatus"], "exit status: 3");
+        let data = err.data.unwrap();
+        assert_eq!(data["exitStatus"], "exit status: 3");
+        assert_eq!(data["reason"], "provider_exited");
     }
 
     #[test]
@@ -214,10 +242,22 @@ mod tests {
             ProviderError::Prepare("bad image".into()),
             ProviderError::Io(std::io::Error::other("pipe closed")),
         ];
-        for e in &errors {
+        let reasons = [
+            Reason::ProviderNotStarted,
+            Reason::WorkDirGone,
+            Reason::ProviderExited,
+            Reason::Unresponsive,
+            Reason::TurnFailed,
+            Reason::AuthRequired,
+            Reason::PrepareFailed,
+            Reason::ProviderIo,
+        ];
+        for (e, reason) in errors.iter().zip(reasons) {
             let err = provider(e);
             assert_ne!(err.message, "Internal error", "{e:?}");
             assert_eq!(err.message, e.to_string(), "{e:?}");
+            assert_eq!(Reason::of(&err), Some(reason), "{e:?}");
+            assert_eq!(err.data.as_ref().unwrap()["message"], err.message.as_str());
         }
         assert!(provider(&errors[1]).message.contains("/w/gone"));
     }
@@ -227,5 +267,22 @@ mod tests {
         let err = turn_timeout(Duration::from_secs(90));
         assert!(err.message.contains("time limit of 1m 30s"), "{}", err.message);
         assert!(err.message.contains("--turn-timeout") && err.message.contains("ACPLB_TURN_TIMEOUT"));
+        assert_eq!(Reason::of(&err), Some(Reason::TurnTimeout));
+        assert_eq!(err.data.unwrap()["limitSeconds"], 90.0);
+    }
+
+    #[test]
+    fn the_other_errors_carry_their_reason_and_keep_their_fields() {
+        let plugin = plugin(&PluginError::new("atm-identity", "held"));
+        assert_eq!(Reason::of(&plugin), Some(Reason::PluginRefused));
+        assert_eq!(plugin.data.unwrap()["plugin"], "atm-identity");
+        let unknown = unknown_session("s1");
+        assert_eq!(unknown.code, Error::invalid_params().code);
+        assert_eq!(Reason::of(&unknown), Some(Reason::UnknownSession));
+        assert_eq!(unknown.data.unwrap()["sessionId"], "s1");
+        let stopping = internal(Reason::Stopping, "acplb is stopping");
+        assert_eq!(stopping.code, Error::internal_error().code);
+        assert_eq!(stopping.message, "acplb is stopping");
+        assert_eq!(Reason::of(&stopping), Some(Reason::Stopping));
     }
 }
