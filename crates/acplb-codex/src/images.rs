@@ -1,4 +1,6 @@
-//! Prompt images as temporary files for `codex exec --image`, removed when the turn ends.
+//! Prompt images as temporary files for Codex (`codex exec --image`, or local-image input on
+//! the app-server), removed when the turn ends. Writing and removing them is file I/O, so both
+//! run on tokio's blocking pool, never on the runtime thread the sessions share.
 
 use std::path::PathBuf;
 
@@ -8,19 +10,28 @@ use acplb_core::provider::ImageInput;
 /// The image files of one turn; dropping this removes them.
 #[derive(Debug)]
 pub(crate) struct ImageFiles {
-    _dir: Option<tempfile::TempDir>,
+    dir: Option<tempfile::TempDir>,
     paths: Vec<PathBuf>,
 }
 
 impl ImageFiles {
-    /// Writes each image to its own file with an extension matching its MIME type.
-    pub(crate) fn write(images: &[ImageInput]) -> Result<Self, ProviderError> {
+    /// Writes each image to its own file with an extension matching its MIME type, off the
+    /// runtime thread.
+    pub(crate) async fn write(images: &[ImageInput]) -> Result<Self, ProviderError> {
         if images.is_empty() {
             return Ok(Self {
-                _dir: None,
+                dir: None,
                 paths: Vec::new(),
             });
         }
+        let images = images.to_vec();
+        tokio::task::spawn_blocking(move || Self::write_now(&images))
+            .await
+            .map_err(|e| ProviderError::Prepare(format!("writing prompt images stopped: {e}")))?
+    }
+
+    /// Writes the images here, blocking.
+    fn write_now(images: &[ImageInput]) -> Result<Self, ProviderError> {
         let dir = tempfile::Builder::new()
             .prefix("acplb-images-")
             .tempdir()
@@ -35,7 +46,7 @@ impl ImageFiles {
             paths.push(path);
         }
         Ok(Self {
-            _dir: Some(dir),
+            dir: Some(dir),
             paths,
         })
     }
@@ -43,6 +54,21 @@ impl ImageFiles {
     /// The files, in prompt order.
     pub(crate) fn paths(&self) -> &[PathBuf] {
         &self.paths
+    }
+}
+
+impl Drop for ImageFiles {
+    /// Removes the folder on the blocking pool when a runtime is there to take it.
+    fn drop(&mut self) {
+        let Some(dir) = self.dir.take() else {
+            return;
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                handle.spawn_blocking(move || drop(dir));
+            }
+            Err(_) => drop(dir),
+        }
     }
 }
 
@@ -59,17 +85,37 @@ fn extension(mime: &str) -> &'static str {
 mod tests {
     use super::*;
 
-    #[test]
-    fn files_exist_during_the_turn_and_vanish_after() {
-        let imgs = vec![ImageInput {
+    fn jpeg() -> Vec<ImageInput> {
+        vec![ImageInput {
             mime_type: "image/jpeg".into(),
             bytes: vec![1, 2, 3],
-        }];
-        let files = ImageFiles::write(&imgs).unwrap();
+        }]
+    }
+
+    #[test]
+    fn files_exist_during_the_turn_and_vanish_after() {
+        let files = ImageFiles::write_now(&jpeg()).unwrap();
         let p = files.paths()[0].clone();
         assert!(p.to_string_lossy().ends_with(".jpg"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1, 2, 3]);
         drop(files);
         assert!(!p.exists());
+    }
+
+    #[tokio::test]
+    async fn on_a_runtime_they_are_written_and_removed_on_the_blocking_pool() {
+        let files = ImageFiles::write(&jpeg()).await.unwrap();
+        let p = files.paths()[0].clone();
+        assert_eq!(std::fs::read(&p).unwrap(), vec![1, 2, 3]);
+        let dir = p.parent().unwrap().to_path_buf();
+        drop(files);
+        // The removal was handed to the blocking pool: wait for it, bounded.
+        let gone = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+            while dir.exists() {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+        })
+        .await;
+        assert!(gone.is_ok(), "the image folder was never removed");
     }
 }

@@ -129,7 +129,7 @@ impl CodexSession {
             turn.prompt.text = with_notes(&turn.prompt.text, &turn.notes);
         }
         check_prompt(&turn.prompt.text)?;
-        let images = ImageFiles::write(&turn.prompt.images)?;
+        let images = ImageFiles::write(&turn.prompt.images).await?;
         let mut transcript = Transcript::open(
             self.options.transcript_dir.as_deref(),
             &self.setup.session_id,

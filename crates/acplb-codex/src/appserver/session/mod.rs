@@ -187,7 +187,7 @@ impl ProviderSession for AppSession {
             () = cancel.cancelled() => return Ok(cancelled()),
             started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
         };
-        let images = ImageFiles::write(&turn.prompt.images)?;
+        let images = ImageFiles::write(&turn.prompt.images).await?;
         let decoder = AppDecoder::new(self.decoder_options());
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
