@@ -192,10 +192,35 @@ pub(crate) enum McpCommand {
     /// identity, over stdio. Honours `ATM_HOME` (else `HOME`): inboxes are under
     /// `<ATM_HOME>/.claude/teams/<team>/inboxes/`.
     Atm(AtmArgs),
+    /// Codex as MCP tools (`codex`, `codex-reply`, `codex_threads`, `codex_status`; the team-mail
+    /// tools too when the composer enables team mail), over stdio: a drop-in for the
+    /// `codex mcp-server` Codex 0.154 removed. Each call is an acplb session. For Claude Code:
+    /// `claude mcp add codex -- acplb mcp codex`.
+    Codex(CodexArgs),
     /// Starts a client's stdio MCP server with the environment acplb handed over through Codex
     /// (acplb registers this itself; see `mcp_launch.rs`).
     #[command(hide = true)]
     Launch(LaunchArgs),
+}
+
+/// Options of `acplb mcp codex`.
+#[derive(Debug, Args)]
+pub(crate) struct CodexArgs {
+    /// The longest one `codex` / `codex-reply` call may run before its turn is stopped and the
+    /// call answers with an error naming the limit (else `request_timeout_secs` in acplb's
+    /// config.toml, else 300).
+    #[arg(long, value_name = "SECONDS", env = "ACPLB_REQUEST_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub request_timeout: Option<u64>,
+
+    /// The identity whose threads `codex_threads` lists and `codex_status` shows (else
+    /// resolved as the team-mail plugins do: `ATM_IDENTITY`, `.atm.toml`).
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+
+    /// Append every `codex` / `codex-reply` call (thread and the first 200 characters of the
+    /// prompt, redacted) to this JSON-lines audit log.
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
 }
 
 /// Options of `acplb mcp launch`.

@@ -27,15 +27,8 @@ pub(crate) fn mcp_launcher() -> Option<McpLauncher> {
     }
 }
 
-pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
-    // The composer file first: a bad one stops acplb before it serves anything.
-    let explicit = pipelines::explicit_source(cli.composer.as_deref());
-    let checked_now = explicit.is_some();
-    let plugins = pipelines::load(explicit)?;
-    if checked_now {
-        let cwd = std::env::current_dir().context("reading the current directory")?;
-        pipelines::dry_build(&plugins, &cwd)?;
-    }
+/// The Codex provider's options from the global flags (`--codex`, `-c`, `--transcript-dir`).
+pub(crate) fn codex_options(cli: &Cli) -> CodexOptions {
     let (program, found) = codex_path::resolve(cli.codex.as_deref());
     if found {
         tracing::info!(codex = %program.display(), "using codex");
@@ -49,15 +42,25 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     options.overrides.clone_from(&cli.config);
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
+    options
+}
+
+pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    // The composer file first: a bad one stops acplb before it serves anything.
+    let explicit = pipelines::explicit_source(cli.composer.as_deref());
+    let checked_now = explicit.is_some();
+    let plugins = pipelines::load(explicit)?;
+    if checked_now {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        pipelines::dry_build(&plugins, &cwd)?;
+    }
+    let mut options = codex_options(cli);
     let catalog = acplb_codex::catalog(&cli.config);
     let transport = crate::settings::transport(cli)?;
     let durability = durability()?;
     tracing::info!(transport = %transport.transport, from = %transport.from, "codex transport");
     arm_exit_guard();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting tokio")?;
+    let runtime = runtime()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let limits = WireLimits {
@@ -95,8 +98,16 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A current-thread runtime: every session's state lives on one thread (ADR 0002).
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")
+}
+
 /// Where sessions are kept: the state directory, or nowhere (with a warning) when there is none.
-fn durability() -> anyhow::Result<Option<Durability>> {
+pub(crate) fn durability() -> anyhow::Result<Option<Durability>> {
     let journal_limit = crate::settings::journal_limit()?;
     let Some(state_dir) = acplb_core::sessions::state::state_dir_from_env() else {
         tracing::warn!("no state directory (set ACPLB_STATE_DIR or HOME): sessions will not be kept");
@@ -131,7 +142,7 @@ pub(crate) fn arm_exit_guard() {
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP: each stops acplb the same way (every session's Codex
 /// process tree is stopped, then acplb exits).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let kinds = [
         ("SIGTERM", SignalKind::terminate()),
