@@ -19,18 +19,33 @@ pub(crate) enum Heard {
     Permission(RequestPermissionRequest, Responder<RequestPermissionResponse>),
 }
 
-/// The routes, by session id.
+/// The routes, by session id, and one turn at a time per session.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Hub(Arc<Mutex<HashMap<String, UnboundedSender<Heard>>>>);
+pub(crate) struct Hub {
+    routes: Arc<Mutex<HashMap<String, UnboundedSender<Heard>>>>,
+    /// Held by the call whose turn runs: a second call to the same thread waits until the
+    /// first has its answer (a cancelled one too), so what it hears is its own.
+    turns: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
 
 impl Hub {
-    /// A turn of `session` starts listening; [`Route`] stops it when dropped.
-    pub(crate) fn listen(&self, session: &str) -> (Route, UnboundedReceiver<Heard>) {
+    /// A turn of `session` starts listening, once the session's previous turn (of another
+    /// call) has ended; [`Route`] stops it when dropped.
+    pub(crate) async fn listen(&self, session: &str) -> (Route, UnboundedReceiver<Heard>) {
+        let turn = self
+            .turns
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(session.to_owned())
+            .or_default()
+            .clone();
+        let held = turn.lock_owned().await;
         let (tx, rx) = unbounded_channel();
         self.lock().insert(session.to_owned(), tx);
         let route = Route {
             hub: self.clone(),
             session: session.to_owned(),
+            _held: held,
         };
         (route, rx)
     }
@@ -68,7 +83,7 @@ impl Hub {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, UnboundedSender<Heard>>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -77,6 +92,7 @@ impl Hub {
 pub(crate) struct Route {
     hub: Hub,
     session: String,
+    _held: tokio::sync::OwnedMutexGuard<()>,
 }
 
 impl Drop for Route {

@@ -57,7 +57,7 @@ enum Stop {
 impl TurnCall<'_> {
     /// Runs one turn of `session` with `text`.
     pub(crate) async fn run(&self, session: &SessionId, text: String) -> Ended {
-        let (route, mut heard) = self.hub.listen(&session.to_string());
+        let (route, mut heard) = self.hub.listen(&session.to_string()).await;
         self.answers.start(session);
         let request = PromptRequest::new(session.clone(), vec![ContentBlock::from(text)]);
         let prompt = self.cx.send_request(request).block_task();

@@ -4,4 +4,6 @@
 
 mod approvals;
 mod client;
+mod mail;
+mod stops;
 mod turns;
