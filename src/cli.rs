@@ -217,6 +217,11 @@ pub(crate) struct CodexArgs {
     #[arg(long, value_name = "NAME")]
     pub identity: Option<String>,
 
+    /// The first `codex` call continues THREAD, or without a value this identity's most
+    /// recent thread, with its saved shutdown summary put before the prompt.
+    #[arg(long, value_name = "THREAD", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
     /// Append every `codex` / `codex-reply` call (thread and the first 200 characters of the
     /// prompt, redacted) to this JSON-lines audit log.
     #[arg(long, value_name = "FILE")]

@@ -57,6 +57,7 @@ pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
         mail,
         codex_version: None,
         transport: transport.transport.to_string(),
+        resume: args.resume.clone(),
     };
     serve::arm_exit_guard();
     let runtime = crate::serve::runtime()?;

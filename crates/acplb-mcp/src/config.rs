@@ -33,6 +33,8 @@ pub struct McpCodexConfig {
     pub codex_version: Option<String>,
     /// The Codex transport, for `codex_status`.
     pub transport: String,
+    /// `--resume [THREAD]`: `Some("")` for this identity's most recent thread.
+    pub resume: Option<String>,
 }
 
 /// A health question for the provider (which lives on the runtime thread).

@@ -9,6 +9,7 @@
 mod args;
 mod config;
 mod hub;
+mod resume;
 mod server;
 mod threads;
 mod tools;
@@ -49,6 +50,9 @@ pub enum McpCodexError {
     /// The in-process ACP connection failed.
     #[error("the acplb connection failed: {0}")]
     Acp(String),
+    /// `--resume` names no thread this identity has.
+    #[error("{0}")]
+    Resume(String),
     /// The MCP session failed (initialisation or the service loop).
     #[error("the MCP server failed: {0}")]
     Mcp(String),
@@ -97,6 +101,15 @@ where
         mail_backend,
         health: health_tx,
     });
+    let resumed = match resume::find(&shared, config.resume.as_deref()).await {
+        Ok(r) => r,
+        Err(e) => {
+            let _sent = stop_tx.send(());
+            let _stopped = tokio::time::timeout(STOP_LIMIT, serving).await;
+            health.abort();
+            return Err(McpCodexError::Resume(e));
+        }
+    };
     let result = Client
         .v1()
         .name("acplb-mcp")
@@ -125,6 +138,7 @@ where
                 open: Arc::new(Mutex::new(std::collections::HashMap::new())),
                 shared,
                 mail,
+                resume: Arc::new(resume::Pending::new(resumed)),
                 started: Instant::now(),
             };
             let transport = AsyncRwTransport::new_server(read, write);

@@ -42,6 +42,8 @@ pub(crate) struct CodexMcp {
     pub(crate) open: OpenThreads,
     pub(crate) shared: Arc<Shared>,
     pub(crate) mail: Option<AtmServer>,
+    /// `--resume`: the thread the first `codex` call continues.
+    pub(crate) resume: Arc<crate::resume::Pending>,
     pub(crate) started: Instant,
 }
 
@@ -117,6 +119,9 @@ impl CodexMcp {
             Ok(s) => s,
             Err(e) => return tool_error(format!("codex: {e}")),
         };
+        if let Some(resumed) = self.resume.take() {
+            return self.resumed(&resumed, &start, context).await;
+        }
         let cwd = start.cwd.clone().unwrap_or_else(|| self.shared.cwd.clone());
         if let Err(e) = directory(&cwd).await {
             return tool_error(format!("codex: {e}"));
@@ -137,6 +142,31 @@ impl CodexMcp {
             .turn(context, start.never_ask)
             .run(&session, start.first_prompt())
             .await;
+        answer(&session, ended)
+    }
+
+    /// The first `codex` call of a server started with `--resume`: the thread goes on, its
+    /// summary first.
+    async fn resumed(
+        &self,
+        resumed: &crate::resume::Resumed,
+        start: &Start,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let session = match self.ensure_open(&resumed.thread).await {
+            Ok(s) => s,
+            Err(e) => return tool_error(format!("codex (--resume): {e}")),
+        };
+        if resumed.summary.is_none() {
+            let warning = format!(
+                "--resume: thread `{}` has no saved summary; it goes on without one",
+                resumed.thread
+            );
+            self.warn(context, warning).await;
+        }
+        self.audit(&session, &start.prompt);
+        let prompt = resumed.prompt(&start.first_prompt());
+        let ended = self.turn(context, start.never_ask).run(&session, prompt).await;
         answer(&session, ended)
     }
 

@@ -14,7 +14,7 @@ use crate::server::{CodexMcp, tool_error};
 const STATUSES: [&str; 4] = ["active", "idle", "closed", "interrupted"];
 
 /// The registry's entries, on the blocking pool.
-async fn entries(shared: &Shared) -> Result<Vec<Entry>, String> {
+pub(crate) async fn entries(shared: &Shared) -> Result<Vec<Entry>, String> {
     let Some(state) = shared.state_dir.clone() else {
         return Err("this acplb keeps no sessions (no state directory: set ACPLB_STATE_DIR or HOME)".into());
     };

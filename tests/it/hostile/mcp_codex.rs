@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 
-use crate::harness::codex_work_left;
+use crate::harness::{codex_work_left, eventually};
 use crate::live::Live;
 
 /// A raw JSON-RPC line client, so the test can also send what no MCP library would.
@@ -172,5 +172,36 @@ async fn sigterm_mid_turn_stops_the_server_and_leaves_no_process() {
         crate::harness::processes_with_env(&marker).is_empty(),
         "{:?}",
         live.codex_left()
+    );
+}
+
+#[tokio::test]
+async fn resume_of_a_thread_that_is_not_there_stops_at_start_with_its_name() {
+    let mut live = Live::start_with(
+        MockConfig::default(),
+        &["mcp", "codex", "--resume", "../not-a-thread"],
+        &[],
+    );
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_eq!(code, Some(2));
+    // The test reads acplb's stderr on a task of its own: wait for it to have the last line.
+    let wanted = "--resume: unknown thread `../not-a-thread`";
+    assert!(
+        eventually(Duration::from_secs(5), || live.acplb.stderr().contains(wanted)).await,
+        "{}",
+        live.acplb.stderr()
+    );
+    // And with nothing kept at all, a bare `--resume` says there is nothing to continue.
+    let mut live = Live::start_with(MockConfig::default(), &["mcp", "codex", "--resume"], &[]);
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_eq!(code, Some(2));
+    assert!(
+        eventually(Duration::from_secs(5), || live
+            .acplb
+            .stderr()
+            .contains("no thread to continue"))
+        .await,
+        "{}",
+        live.acplb.stderr()
     );
 }

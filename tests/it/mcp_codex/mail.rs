@@ -20,7 +20,6 @@ async fn the_mail_tools_send_and_read_as_the_resolved_identity() {
         .unwrap();
     let composer = team.composer();
     let mut live = start(MockConfig::default(), &["--composer", &composer], &team.env());
-    // `--composer` is a global flag: it goes before `mcp codex`.
     let mcp = connect(&mut live, Recorder::default()).await;
     let tools = mcp.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();

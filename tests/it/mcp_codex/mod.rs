@@ -5,5 +5,6 @@
 mod approvals;
 mod client;
 mod mail;
+mod resume;
 mod stops;
 mod turns;
