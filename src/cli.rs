@@ -95,6 +95,11 @@ pub(crate) struct Cli {
     )]
     pub transport: Option<acplb_codex::Transport>,
 
+    /// A preset from `[roles.NAME]` in acplb's config.toml (model, effort, sandbox,
+    /// approval_policy, developer_instructions), for `serve` and `mcp codex`.
+    #[arg(long, value_name = "NAME", global = true, help_heading = "Global options")]
+    pub role: Option<String>,
+
     /// The plugin pipeline, `composer.toml` (default: `$ACPLB_COMPOSER`, else `composer.toml`
     /// in the session's workspace, else `~/.config/acplb/composer.toml`). A file named here or in
     /// `$ACPLB_COMPOSER` is checked at startup: an error stops acplb.

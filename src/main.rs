@@ -14,6 +14,7 @@ mod mcp_codex;
 mod mcp_launch;
 mod pipelines;
 mod queue;
+mod roles;
 mod serve;
 mod sessions;
 mod settings;

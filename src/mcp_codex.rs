@@ -8,6 +8,7 @@ use std::time::Duration;
 use acplb_atm::ReadOptions;
 use acplb_atm::mcp::{Backend, McpConfig};
 use acplb_codex::CodexAdapter;
+use acplb_core::permission::Mode;
 use acplb_core::plugin::composer::ComposerConfig;
 use acplb_core::provider::ProviderAdapter;
 use acplb_core::runtime::{Server, ServerOptions};
@@ -26,8 +27,9 @@ pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
         pipelines::dry_build(&plugins, &cwd)?;
     }
     let composer = plugins.config_for(&cwd)?;
-    let options = serve::codex_options(cli);
-    let catalog = acplb_codex::catalog(&cli.config);
+    let role = settings::role(cli.role.as_deref())?;
+    let options = serve::codex_options(cli, role.as_ref());
+    let catalog = acplb_codex::catalog(&options.overrides);
     let transport = settings::transport(cli)?;
     let durability = serve::durability()?;
     let request_timeout = settings::request_timeout(args.request_timeout)?;
@@ -58,6 +60,12 @@ pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
         codex_version: None,
         transport: transport.transport.to_string(),
         resume: args.resume.clone(),
+        default_mode: role
+            .as_ref()
+            .and_then(|r| r.sandbox.as_deref())
+            .and_then(sandbox_mode),
+        never_ask: role.as_ref().and_then(|r| r.approval_policy.as_deref()) == Some("never"),
+        role: cli.role.clone(),
     };
     serve::arm_exit_guard();
     let runtime = crate::serve::runtime()?;
@@ -89,6 +97,16 @@ pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
     })?;
     runtime.shutdown_timeout(Duration::from_millis(50));
     Ok(())
+}
+
+/// The session mode of a Codex sandbox name.
+fn sandbox_mode(sandbox: &str) -> Option<Mode> {
+    match sandbox {
+        "read-only" => Some(Mode::ReadOnly),
+        "workspace-write" => Some(Mode::Auto),
+        "danger-full-access" => Some(Mode::FullAccess),
+        _ => None,
+    }
 }
 
 /// The team-mail tools' settings, when the composer has `atm-mail`: its backend, and the

@@ -27,8 +27,9 @@ pub(crate) fn mcp_launcher() -> Option<McpLauncher> {
     }
 }
 
-/// The Codex provider's options from the global flags (`--codex`, `-c`, `--transcript-dir`).
-pub(crate) fn codex_options(cli: &Cli) -> CodexOptions {
+/// The Codex provider's options from the global flags (`--codex`, `-c` after the `--role`'s
+/// overrides, `--transcript-dir`).
+pub(crate) fn codex_options(cli: &Cli, role: Option<&crate::roles::Role>) -> CodexOptions {
     let (program, found) = codex_path::resolve(cli.codex.as_deref());
     if found {
         tracing::info!(codex = %program.display(), "using codex");
@@ -39,7 +40,8 @@ pub(crate) fn codex_options(cli: &Cli) -> CodexOptions {
         );
     }
     let mut options = CodexOptions::new(program);
-    options.overrides.clone_from(&cli.config);
+    options.overrides = role.map(crate::roles::Role::overrides).unwrap_or_default();
+    options.overrides.extend(cli.config.iter().cloned());
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
     options
@@ -54,8 +56,9 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         let cwd = std::env::current_dir().context("reading the current directory")?;
         pipelines::dry_build(&plugins, &cwd)?;
     }
-    let mut options = codex_options(cli);
-    let catalog = acplb_codex::catalog(&cli.config);
+    let role = crate::settings::role(cli.role.as_deref())?;
+    let mut options = codex_options(cli, role.as_ref());
+    let catalog = acplb_codex::catalog(&options.overrides);
     let transport = crate::settings::transport(cli)?;
     let durability = durability()?;
     tracing::info!(transport = %transport.transport, from = %transport.from, "codex transport");

@@ -18,6 +18,8 @@ use crate::cli::Cli;
 struct File {
     transport: Option<String>,
     request_timeout_secs: Option<u64>,
+    /// `[roles.<name>]` presets, read by `roles.rs`.
+    roles: Option<toml::Table>,
     sessions: Option<Sessions>,
 }
 
@@ -72,6 +74,16 @@ pub(crate) fn request_timeout(flag: Option<u64>) -> anyhow::Result<std::time::Du
         (None, None) => return Ok(acplb_mcp::DEFAULT_REQUEST_TIMEOUT),
     };
     Ok(std::time::Duration::from_secs(secs))
+}
+
+/// The role `--role` names, from the settings file's `[roles.<name>]`.
+pub(crate) fn role(name: Option<&str>) -> anyhow::Result<Option<crate::roles::Role>> {
+    let Some(wanted) = name else { return Ok(None) };
+    let Some(path) = settings_path() else {
+        bail!("--role {wanted}: there is no acplb config.toml with `[roles.{wanted}]`");
+    };
+    let file = read(&path)?;
+    crate::roles::load(Some(wanted), file.roles.as_ref(), &path.display().to_string())
 }
 
 /// The transport to run and where that choice came from.

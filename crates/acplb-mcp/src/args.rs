@@ -17,6 +17,8 @@ pub(crate) struct Start {
     pub(crate) mode: Option<Mode>,
     /// `approval-policy = "never"`: approval requests are declined without asking.
     pub(crate) never_ask: bool,
+    /// The call named an approval policy (the server's `--role` default does not apply).
+    pub(crate) approval_given: bool,
     /// `config` entries acplb applies per session (`model`, `model_reasoning_effort`).
     pub(crate) reasoning_effort: Option<String>,
     /// What the call asked for that acplb does not apply per session, to say so.
@@ -73,6 +75,7 @@ impl Start {
             })
             .transpose()?;
         if let Some(policy) = string(args, "approval-policy")? {
+            start.approval_given = true;
             match policy.as_str() {
                 "untrusted" | "on-failure" | "on-request" => {}
                 "never" => start.never_ask = true,
@@ -117,6 +120,16 @@ impl Start {
             }
         }
         Ok(())
+    }
+
+    /// Whether approvals are declined without asking: the call's `approval-policy`, else the
+    /// server's default (its `--role`).
+    pub(crate) fn declines(&self, default: bool) -> bool {
+        if self.approval_given {
+            self.never_ask
+        } else {
+            default
+        }
     }
 
     /// The prompt of the first turn: the caller's instructions, then its prompt. Plugins put

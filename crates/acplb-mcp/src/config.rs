@@ -35,6 +35,13 @@ pub struct McpCodexConfig {
     pub transport: String,
     /// `--resume [THREAD]`: `Some("")` for this identity's most recent thread.
     pub resume: Option<String>,
+    /// The `--role`'s sandbox: the mode of a thread whose call names none.
+    pub default_mode: Option<acplb_core::permission::Mode>,
+    /// The `--role`'s approval policy is `never`: approvals are declined unless a call says
+    /// otherwise.
+    pub never_ask: bool,
+    /// The `--role`, for `codex_status`.
+    pub role: Option<String>,
 }
 
 /// A health question for the provider (which lives on the runtime thread).
@@ -50,6 +57,9 @@ pub(crate) struct Shared {
     pub(crate) audit: Option<Arc<AuditLog>>,
     pub(crate) codex_version: Option<String>,
     pub(crate) transport: String,
+    pub(crate) default_mode: Option<acplb_core::permission::Mode>,
+    pub(crate) never_ask: bool,
+    pub(crate) role: Option<String>,
     pub(crate) mail_backend: Option<Arc<dyn MailBackend>>,
     pub(crate) health: mpsc::UnboundedSender<HealthAsk>,
 }

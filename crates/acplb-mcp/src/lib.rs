@@ -98,6 +98,9 @@ where
         audit: config.audit.map(Arc::new),
         codex_version: config.codex_version,
         transport: config.transport,
+        default_mode: config.default_mode,
+        never_ask: config.never_ask,
+        role: config.role,
         mail_backend,
         health: health_tx,
     });

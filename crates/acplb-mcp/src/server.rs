@@ -139,7 +139,7 @@ impl CodexMcp {
         }
         self.audit(&session, &start.prompt);
         let ended = self
-            .turn(context, start.never_ask)
+            .turn(context, start.declines(self.shared.never_ask))
             .run(&session, start.first_prompt())
             .await;
         answer(&session, ended)
@@ -166,7 +166,10 @@ impl CodexMcp {
         }
         self.audit(&session, &start.prompt);
         let prompt = resumed.prompt(&start.first_prompt());
-        let ended = self.turn(context, start.never_ask).run(&session, prompt).await;
+        let ended = self
+            .turn(context, start.declines(self.shared.never_ask))
+            .run(&session, prompt)
+            .await;
         answer(&session, ended)
     }
 
@@ -208,7 +211,10 @@ impl CodexMcp {
         let session = created.session_id;
         self.lock_open().insert(session.to_string(), cwd.to_owned());
         let options = [
-            (MODE, start.mode.map(|m| m.id().to_owned())),
+            (
+                MODE,
+                start.mode.or(self.shared.default_mode).map(|m| m.id().to_owned()),
+            ),
             (MODEL, start.model.clone()),
             (REASONING_EFFORT, start.reasoning_effort.clone()),
         ];

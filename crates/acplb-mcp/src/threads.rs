@@ -104,6 +104,7 @@ pub(crate) async fn status(server: &CodexMcp) -> CallToolResult {
             "transport": shared.transport,
         },
         "identity": shared.identity,
+        "role": shared.role,
         "team": shared.team,
         "uptimeSecs": server.started.elapsed().as_secs(),
         "runningThreads": server.hub.running(),

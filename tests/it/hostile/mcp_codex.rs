@@ -205,3 +205,21 @@ async fn resume_of_a_thread_that_is_not_there_stops_at_start_with_its_name() {
         live.acplb.stderr()
     );
 }
+
+#[tokio::test]
+async fn a_role_that_is_not_there_stops_at_start_naming_the_roles_there_are() {
+    let (_dir, env) = crate::mcp_codex::roles::config_home();
+    let mut live = Live::start_with(MockConfig::default(), &["--role", "nobody", "mcp", "codex"], &env);
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_eq!(code, Some(2));
+    let wanted = "--role nobody";
+    assert!(
+        eventually(Duration::from_secs(5), || {
+            let e = live.acplb.stderr();
+            e.contains(wanted) && e.contains("its roles are other, quick")
+        })
+        .await,
+        "{}",
+        live.acplb.stderr()
+    );
+}

@@ -6,5 +6,6 @@ mod approvals;
 mod client;
 mod mail;
 mod resume;
+pub mod roles;
 mod stops;
 mod turns;
