@@ -31,7 +31,8 @@ fn main() {
     let Some((_mock, env, vars)) = peer::live("mcp codex per call") else {
         return;
     };
-    let state = tempfile::tempdir().unwrap();
+    // Each server its own state directory: no registry lock shared between them.
+    let (state, mcp_state) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let ws = env.workspace();
     let retries = ["-c", "features.unbounded_connection_retries=false"];
     let mut acp = Peer::spawn(&vars, &retries, state.path());
@@ -39,7 +40,7 @@ fn main() {
         "initialize",
         json!({"protocolVersion": 1, "clientCapabilities": {}}),
     );
-    let mut mcp = Peer::spawn(&vars, &[retries[0], retries[1], "mcp", "codex"], state.path());
+    let mut mcp = Peer::spawn(&vars, &[retries[0], retries[1], "mcp", "codex"], mcp_state.path());
     mcp.call(
         "initialize",
         json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}),
@@ -69,9 +70,15 @@ fn main() {
     via_serve(&mut acp);
     via_mcp(&mut mcp);
     let (mut serve, mut tool) = (Vec::new(), Vec::new());
-    for _ in 0..runs {
-        serve.push(via_serve(&mut acp));
-        tool.push(via_mcp(&mut mcp));
+    for i in 0..runs {
+        // Alternating which goes first, so neither always follows the other's clean-up.
+        if i % 2 == 0 {
+            serve.push(via_serve(&mut acp));
+            tool.push(via_mcp(&mut mcp));
+        } else {
+            tool.push(via_mcp(&mut mcp));
+            serve.push(via_serve(&mut acp));
+        }
     }
     let (s, m) = (median(serve), median(tool));
     println!(

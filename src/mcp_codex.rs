@@ -57,7 +57,7 @@ pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
         identity,
         audit,
         mail,
-        codex_version: None,
+        codex_program: Some(options.program.clone()),
         transport: transport.transport.to_string(),
         resume: args.resume.clone(),
         default_mode: role

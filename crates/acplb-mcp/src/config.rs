@@ -29,8 +29,8 @@ pub struct McpCodexConfig {
     pub audit: Option<AuditLog>,
     /// The team-mail tools, when the composer enables team mail.
     pub mail: Option<acplb_atm::mcp::AtmServer>,
-    /// `codex --version`, for `codex_status`.
-    pub codex_version: Option<String>,
+    /// The Codex program, whose `--version` `codex_status` shows.
+    pub codex_program: Option<PathBuf>,
     /// The Codex transport, for `codex_status`.
     pub transport: String,
     /// `--resume [THREAD]`: `Some("")` for this identity's most recent thread.
@@ -55,7 +55,7 @@ pub(crate) struct Shared {
     pub(crate) identity: Option<String>,
     pub(crate) team: Option<String>,
     pub(crate) audit: Option<Arc<AuditLog>>,
-    pub(crate) codex_version: Option<String>,
+    pub(crate) codex_program: Option<PathBuf>,
     pub(crate) transport: String,
     pub(crate) default_mode: Option<acplb_core::permission::Mode>,
     pub(crate) never_ask: bool,
@@ -80,6 +80,25 @@ impl Shared {
             .send(tx)
             .map_err(|_| "the server is stopping".to_owned())?;
         rx.await.map_err(|_| "the server is stopping".to_owned())?
+    }
+
+    /// `codex --version` (its first line), within 5 s; `None` when it does not answer.
+    pub(crate) async fn codex_version(&self) -> Option<String> {
+        let program = self.codex_program.as_ref()?;
+        let run = tokio::process::Command::new(program)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(5), run)
+            .await
+            .ok()?
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        out.status
+            .success()
+            .then(|| text.lines().next().unwrap_or_default().trim().to_owned())
     }
 
     /// Unread team mail, on the blocking pool.

@@ -96,7 +96,7 @@ where
         identity: config.identity,
         team: config.team,
         audit: config.audit.map(Arc::new),
-        codex_version: config.codex_version,
+        codex_program: config.codex_program,
         transport: config.transport,
         default_mode: config.default_mode,
         never_ask: config.never_ask,

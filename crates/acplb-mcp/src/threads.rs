@@ -100,7 +100,7 @@ pub(crate) async fn status(server: &CodexMcp) -> CallToolResult {
         "codex": {
             "alive": codex.is_ok(),
             "problem": codex.err(),
-            "version": shared.codex_version,
+            "version": shared.codex_version().await,
             "transport": shared.transport,
         },
         "identity": shared.identity,

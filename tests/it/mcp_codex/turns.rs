@@ -81,6 +81,12 @@ async fn a_thread_runs_continues_by_either_id_and_is_an_acplb_session() {
     let status = tool(&mcp, "codex_status", json!({})).await;
     let status = status.structured_content.unwrap();
     assert_eq!(status["codex"]["alive"], true, "{status}");
+    assert!(
+        status["codex"]["version"]
+            .as_str()
+            .is_some_and(|v| v.contains("0.169.0")),
+        "{status}"
+    );
     assert_eq!(status["openThreads"], 1, "{status}");
     mcp.cancel().await.unwrap();
     live.acplb.wait_exit(Duration::from_secs(20)).await;
@@ -90,6 +96,47 @@ async fn a_thread_runs_continues_by_either_id_and_is_an_acplb_session() {
         "no journal for {thread} under {}",
         live.state_dir().display()
     );
+}
+
+#[tokio::test]
+async fn every_call_is_in_the_audit_log_redacted_and_cut_to_200_characters() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let log_arg = log.display().to_string();
+    let mut live = start(MockConfig::default(), &["--audit", &log_arg], &[]);
+    let mcp = connect(&mut live, Recorder::default()).await;
+    let secret = "sk-proj-Abc123Def456Ghi789";
+    let prompt = format!("key {secret} then {} scenario:history one", "x".repeat(300));
+    let thread = thread_of(&tool(&mcp, "codex", json!({ "prompt": prompt })).await);
+    tool(
+        &mcp,
+        "codex-reply",
+        json!({"prompt": "scenario:history two", "threadId": thread}),
+    )
+    .await;
+    let lines = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    // Written on the blocking pool: the second line may land a moment after the answer.
+    assert!(crate::harness::eventually(Duration::from_secs(5), || lines().len() == 2).await);
+    let lines = lines();
+    assert!(
+        lines.iter().all(|l| l["session_id"] == thread.as_str()),
+        "{lines:?}"
+    );
+    let first = lines[0]["prompt_summary"].as_str().unwrap();
+    assert!(!first.contains(secret), "{first}");
+    assert!(
+        first.chars().count() <= 200,
+        "{} characters",
+        first.chars().count()
+    );
+    assert_eq!(lines[1]["prompt_summary"], "scenario:history two");
+    mcp.cancel().await.unwrap();
 }
 
 #[tokio::test]
