@@ -21,6 +21,8 @@ pub(crate) struct Start {
     pub(crate) approval_given: bool,
     /// `config` entries acplb applies per session (`model`, `model_reasoning_effort`).
     pub(crate) reasoning_effort: Option<String>,
+    /// `tag`: a label kept in the thread's registry entry.
+    pub(crate) tag: Option<String>,
     /// What the call asked for that acplb does not apply per session, to say so.
     pub(crate) ignored: Vec<String>,
     /// `base-instructions` then `developer-instructions`, put after whatever plugins inject.
@@ -94,7 +96,8 @@ impl Start {
                 start.instructions.push((key.to_owned(), text));
             }
         }
-        for key in ["profile", "compact-prompt", "tag"] {
+        start.tag = string(args, "tag")?.filter(|t| !t.trim().is_empty());
+        for key in ["profile", "compact-prompt"] {
             if string(args, key)?.is_some() {
                 start.ignored.push(format!("`{key}`"));
             }

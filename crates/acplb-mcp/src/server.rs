@@ -142,6 +142,9 @@ impl CodexMcp {
             .turn(context, start.declines(self.shared.never_ask))
             .run(&session, start.first_prompt())
             .await;
+        if let Some(tag) = start.tag.clone() {
+            crate::threads::tag(&self.shared, &session.to_string(), tag).await;
+        }
         answer(&session, ended)
     }
 

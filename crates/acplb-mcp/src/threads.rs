@@ -36,6 +36,33 @@ pub(crate) async fn cwd_of(shared: &Shared, thread: &str) -> Result<Option<PathB
         .map(|e| e.cwd))
 }
 
+/// Keeps `tag` in the registry entry of `thread` (on the blocking pool; a failure is logged).
+/// Called once the thread's first turn ended, when the entry the server created is written.
+pub(crate) async fn tag(shared: &Shared, thread: &str, tag: String) {
+    let Some(state) = shared.state_dir.clone() else {
+        return;
+    };
+    let thread = thread.to_owned();
+    let done = tokio::task::spawn_blocking(move || {
+        let registry = Registry::new(&state);
+        let Some(listed) = registry.find(&thread)? else {
+            return Ok(());
+        };
+        registry.update(&listed.key, &thread, |entry| {
+            entry.map(|mut e| {
+                e.tag = Some(tag.clone());
+                e
+            })
+        })
+    })
+    .await;
+    match done {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot keep the thread's tag"),
+        Err(e) => tracing::warn!(error = %e, "keeping the thread's tag stopped"),
+    }
+}
+
 /// `codex_threads`.
 pub(crate) async fn list(shared: &Shared, args: &JsonObject) -> CallToolResult {
     let (repo, status) = match (string(args, "repo"), string(args, "status")) {

@@ -51,7 +51,7 @@ pub(crate) fn codex_tools() -> Vec<Tool> {
                 "developer-instructions": text("Developer instructions put before the prompt (after anything the server's plugins inject)."),
                 "compact-prompt": text("Accepted for compatibility; ignored."),
                 "include-plan-tool": {"type": "boolean", "description": "Accepted for compatibility; Codex's plan tool is always on."},
-                "tag": text("A label for this thread (accepted; not yet stored)."),
+                "tag": text("A label for this thread, shown by `codex_threads`."),
             },
             "required": ["prompt"],
         })),

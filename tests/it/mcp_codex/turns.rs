@@ -41,7 +41,12 @@ async fn every_tool_is_listed_with_a_schema_and_annotations() {
 async fn a_thread_runs_continues_by_either_id_and_is_an_acplb_session() {
     let mut live = start(MockConfig::default(), &[], &[]);
     let mcp = connect(&mut live, Recorder::default()).await;
-    let first = tool(&mcp, "codex", json!({"prompt": "scenario:history one"})).await;
+    let first = tool(
+        &mcp,
+        "codex",
+        json!({"prompt": "scenario:history one", "tag": "review-7"}),
+    )
+    .await;
     assert!(!is_error(&first), "{first:?}");
     assert_eq!(text(&first), "history seen=false turns=1");
     let thread = thread_of(&first);
@@ -70,12 +75,14 @@ async fn a_thread_runs_continues_by_either_id_and_is_an_acplb_session() {
     // Listed as this server's thread, and as an acplb session.
     let listed = tool(&mcp, "codex_threads", json!({})).await;
     let threads = &listed.structured_content.as_ref().unwrap()["threads"];
-    assert!(
-        threads
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["threadId"] == thread),
+    let listed = threads
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["threadId"] == thread);
+    assert_eq!(
+        listed.unwrap_or_else(|| panic!("{threads}"))["tag"],
+        "review-7",
         "{threads}"
     );
     let status = tool(&mcp, "codex_status", json!({})).await;
