@@ -11,83 +11,18 @@
     clippy::print_stderr
 )]
 
-use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::io::Write as _;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use acplb_playback::mock_model::codex_env::{CodexTestEnv, codex_binary};
-use acplb_playback::mock_model::{MockConfig, MockModel};
+#[path = "support/peer.rs"]
+mod peer;
 
-const ACPLB: &str = env!("CARGO_BIN_EXE_acplb");
+use peer::{Peer as Bridge, median};
 
-struct Bridge {
-    child: Child,
-    out: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Bridge {
-    fn spawn(env: &[(String, String)], args: &[&str]) -> Bridge {
-        let mut child = Command::new(ACPLB)
-            .args(args)
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .env("RUST_LOG", "off")
-            // Sessions kept out of the user's state directory (and measured with their journal).
-            .env(
-                "ACPLB_STATE_DIR",
-                std::env::temp_dir().join("acplb-bench-bridge-state"),
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        Bridge {
-            child,
-            out,
-            next_id: 0,
-        }
-    }
-
-    /// Sends a request and returns the result once its response arrives, skipping notifications.
-    #[allow(
-        clippy::needless_pass_by_value,
-        reason = "call sites pass `json!` temporaries"
-    )]
-    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let msg = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let stdin = self.child.stdin.as_mut().unwrap();
-        writeln!(stdin, "{msg}").unwrap();
-        stdin.flush().unwrap();
-        loop {
-            let mut line = String::new();
-            assert!(self.out.read_line(&mut line).unwrap() > 0, "acplb closed stdout");
-            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v["result"].clone();
-            }
-        }
-    }
-
-    fn peak_rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    }
-
-    fn close(mut self) {
-        drop(self.child.stdin.take());
-        self.child.wait().unwrap();
-    }
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
+/// Sessions kept out of the user's state directory (and measured with their journal).
+fn state() -> std::path::PathBuf {
+    std::env::temp_dir().join("acplb-bench-bridge-state")
 }
 
 fn ms(d: Duration) -> String {
@@ -105,7 +40,7 @@ fn launch_and_session(runs: usize) {
     let mut new = Vec::new();
     for _ in 0..runs {
         let start = Instant::now();
-        let mut b = Bridge::spawn(&env, &[]);
+        let mut b = Bridge::spawn(&env, &[], &state());
         b.call("initialize", init_params());
         launch.push(start.elapsed());
         for _ in 0..5 {
@@ -130,20 +65,11 @@ fn launch_and_session(runs: usize) {
 }
 
 fn turn_overhead(runs: usize) {
-    if let Err(e) = codex_binary() {
-        println!("turn overhead: skipped ({e})");
+    let Some((_mock, env, vars)) = peer::live("turn overhead") else {
         return;
-    }
-    let mock = MockModel::start(MockConfig::default()).unwrap();
-    let env = CodexTestEnv::new(mock.base_url()).unwrap();
-    let vars: Vec<(String, String)> = env
-        .env_vars()
-        .into_iter()
-        .map(|(k, v)| (k.to_string_lossy().into_owned(), v.to_string_lossy().into_owned()))
-        .chain([("ACPLB_CODEX".to_owned(), env.codex_path().display().to_string())])
-        .collect();
+    };
     let args = ["-c", "features.unbounded_connection_retries=false"];
-    let mut b = Bridge::spawn(&vars, &args);
+    let mut b = Bridge::spawn(&vars, &args, &state());
     b.call("initialize", init_params());
     let ws = env.workspace();
     // A fresh session per measured turn, so each is a first turn like the direct run.
@@ -236,7 +162,7 @@ fn overhead_with_instant_codex(runs: usize) {
     .unwrap();
     std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let env = vec![("ACPLB_CODEX".to_owned(), fake.display().to_string())];
-    let mut b = Bridge::spawn(&env, &[]);
+    let mut b = Bridge::spawn(&env, &[], &state());
     b.call("initialize", init_params());
     let session = b.call(
         "session/new",

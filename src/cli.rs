@@ -95,6 +95,11 @@ pub(crate) struct Cli {
     )]
     pub transport: Option<acplb_codex::Transport>,
 
+    /// A preset from `[roles.NAME]` in acplb's config.toml (model, effort, sandbox,
+    /// approval_policy, developer_instructions), for `serve` and `mcp codex`.
+    #[arg(long, value_name = "NAME", global = true, help_heading = "Global options")]
+    pub role: Option<String>,
+
     /// The plugin pipeline, `composer.toml` (default: `$ACPLB_COMPOSER`, else `composer.toml`
     /// in the session's workspace, else `~/.config/acplb/composer.toml`). A file named here or in
     /// `$ACPLB_COMPOSER` is checked at startup: an error stops acplb.
@@ -192,10 +197,40 @@ pub(crate) enum McpCommand {
     /// identity, over stdio. Honours `ATM_HOME` (else `HOME`): inboxes are under
     /// `<ATM_HOME>/.claude/teams/<team>/inboxes/`.
     Atm(AtmArgs),
+    /// Codex as MCP tools (`codex`, `codex-reply`, `codex_threads`, `codex_status`; the team-mail
+    /// tools too when the composer enables team mail), over stdio: a drop-in for the
+    /// `codex mcp-server` Codex 0.154 removed. Each call is an acplb session. For Claude Code:
+    /// `claude mcp add codex -- acplb mcp codex`.
+    Codex(CodexArgs),
     /// Starts a client's stdio MCP server with the environment acplb handed over through Codex
     /// (acplb registers this itself; see `mcp_launch.rs`).
     #[command(hide = true)]
     Launch(LaunchArgs),
+}
+
+/// Options of `acplb mcp codex`.
+#[derive(Debug, Args)]
+pub(crate) struct CodexArgs {
+    /// The longest one `codex` / `codex-reply` call may run before its turn is stopped and the
+    /// call answers with an error naming the limit (else `request_timeout_secs` in acplb's
+    /// config.toml, else 300).
+    #[arg(long, value_name = "SECONDS", env = "ACPLB_REQUEST_TIMEOUT", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub request_timeout: Option<u64>,
+
+    /// The identity whose threads `codex_threads` lists and `codex_status` shows (else
+    /// resolved as the team-mail plugins do: `ATM_IDENTITY`, `.atm.toml`).
+    #[arg(long, value_name = "NAME")]
+    pub identity: Option<String>,
+
+    /// The first `codex` call continues THREAD, or without a value this identity's most
+    /// recent thread, with its saved shutdown summary put before the prompt.
+    #[arg(long, value_name = "THREAD", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+
+    /// Append every `codex` / `codex-reply` call (thread and the first 200 characters of the
+    /// prompt, redacted) to this JSON-lines audit log.
+    #[arg(long, value_name = "FILE")]
+    pub audit: Option<PathBuf>,
 }
 
 /// Options of `acplb mcp launch`.

@@ -10,9 +10,11 @@ mod codex_path;
 mod config_check;
 mod doctor;
 mod mcp;
+mod mcp_codex;
 mod mcp_launch;
 mod pipelines;
 mod queue;
+mod roles;
 mod serve;
 mod sessions;
 mod settings;
@@ -53,6 +55,9 @@ fn main() -> ExitCode {
             config_check::run(&cli, workspace.as_deref())
         }
         Some(cli::Command::Mcp(cli::McpCommand::Atm(ref args))) => mcp::run_atm(args).map(|()| true),
+        Some(cli::Command::Mcp(cli::McpCommand::Codex(ref args))) => {
+            mcp_codex::run(&cli, args).map(|()| true)
+        }
         Some(cli::Command::ExitGuard { pid }) => {
             let killed = acplb_core::transport::run_exit_guard(pid);
             if killed > 0 {

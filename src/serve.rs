@@ -28,15 +28,9 @@ pub(crate) fn mcp_launcher() -> Option<McpLauncher> {
     }
 }
 
-pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
-    // The composer file first: a bad one stops acplb before it serves anything.
-    let explicit = pipelines::explicit_source(cli.composer.as_deref());
-    let checked_now = explicit.is_some();
-    let plugins = pipelines::load(explicit)?;
-    if checked_now {
-        let cwd = std::env::current_dir().context("reading the current directory")?;
-        pipelines::dry_build(&plugins, &cwd)?;
-    }
+/// The Codex provider's options from the global flags (`--codex`, `-c` after the `--role`'s
+/// overrides, `--transcript-dir`).
+pub(crate) fn codex_options(cli: &Cli, role: Option<&crate::roles::Role>) -> CodexOptions {
     let (program, found) = codex_path::resolve(cli.codex.as_deref());
     if found {
         tracing::info!(codex = %program.display(), "using codex");
@@ -47,18 +41,30 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
         );
     }
     let mut options = CodexOptions::new(program);
-    options.overrides.clone_from(&cli.config);
+    options.overrides = role.map(crate::roles::Role::overrides).unwrap_or_default();
+    options.overrides.extend(cli.config.iter().cloned());
     options.transcript_dir.clone_from(&cli.transcript_dir);
     options.mcp_launcher = mcp_launcher();
-    let catalog = acplb_codex::catalog(&cli.config);
+    options
+}
+
+pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    // The composer file first: a bad one stops acplb before it serves anything.
+    let explicit = pipelines::explicit_source(cli.composer.as_deref());
+    let checked_now = explicit.is_some();
+    let plugins = pipelines::load(explicit)?;
+    if checked_now {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        pipelines::dry_build(&plugins, &cwd)?;
+    }
+    let role = crate::settings::role(cli.role.as_deref())?;
+    let mut options = codex_options(cli, role.as_ref());
+    let catalog = acplb_codex::catalog(&options.overrides);
     let transport = crate::settings::transport(cli)?;
     let durability = durability()?;
     tracing::info!(transport = %transport.transport, from = %transport.from, "codex transport");
     arm_exit_guard();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting tokio")?;
+    let runtime = runtime()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let limits = WireLimits {
@@ -96,8 +102,16 @@ pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A current-thread runtime: every session's state lives on one thread (ADR 0002).
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")
+}
+
 /// Where sessions are kept: the state directory, or nowhere (with a warning) when there is none.
-fn durability() -> anyhow::Result<Option<Durability>> {
+pub(crate) fn durability() -> anyhow::Result<Option<Durability>> {
     let journal_limit = crate::settings::journal_limit()?;
     let Some(state_dir) = acplb_core::sessions::state::state_dir_from_env() else {
         tracing::warn!("no state directory (set ACPLB_STATE_DIR or HOME): sessions will not be kept");
@@ -132,7 +146,7 @@ pub(crate) fn arm_exit_guard() {
 
 /// Resolves on SIGTERM, SIGINT or SIGHUP: each stops acplb the same way (every session's Codex
 /// process tree is stopped, then acplb exits).
-async fn stop_signal() {
+pub(crate) async fn stop_signal() {
     use tokio::signal::unix::{SignalKind, signal};
     let kinds = [
         ("SIGTERM", SignalKind::terminate()),

@@ -1,7 +1,8 @@
 //! acplb's own settings file, `$XDG_CONFIG_HOME/acplb/config.toml` (else
 //! `~/.config/acplb/config.toml`): what the command line and the environment leave open: the
 //! Codex transport (`transport = "app-server" | "exec"`) and how large one session's journal
-//! may grow (`[sessions] journal_limit_mb`, default 256).
+//! may grow (`[sessions] journal_limit_mb`, default 256); how long one `acplb mcp codex` call
+//! may run (`request_timeout_secs`, default 300).
 
 use std::path::Path;
 
@@ -16,6 +17,9 @@ use crate::cli::Cli;
 #[serde(deny_unknown_fields)]
 struct File {
     transport: Option<String>,
+    request_timeout_secs: Option<u64>,
+    /// `[roles.<name>]` presets, read by `roles.rs`.
+    roles: Option<toml::Table>,
     sessions: Option<Sessions>,
 }
 
@@ -55,6 +59,31 @@ fn limit_from_file(path: &Path) -> anyhow::Result<u64> {
         ),
         Some(mb) => Ok(mb.saturating_mul(1 << 20)),
     }
+}
+
+/// How long one `acplb mcp codex` call may run: `--request-timeout`, else the file's
+/// `request_timeout_secs`, else 300 s.
+pub(crate) fn request_timeout(flag: Option<u64>) -> anyhow::Result<std::time::Duration> {
+    let secs = match (flag, settings_path()) {
+        (Some(s), _) => s,
+        (None, Some(path)) => match read(&path)?.request_timeout_secs {
+            Some(0) => bail!("{}: `request_timeout_secs` must be at least 1", path.display()),
+            Some(s) => s,
+            None => return Ok(acplb_mcp::DEFAULT_REQUEST_TIMEOUT),
+        },
+        (None, None) => return Ok(acplb_mcp::DEFAULT_REQUEST_TIMEOUT),
+    };
+    Ok(std::time::Duration::from_secs(secs))
+}
+
+/// The role `--role` names, from the settings file's `[roles.<name>]`.
+pub(crate) fn role(name: Option<&str>) -> anyhow::Result<Option<crate::roles::Role>> {
+    let Some(wanted) = name else { return Ok(None) };
+    let Some(path) = settings_path() else {
+        bail!("--role {wanted}: there is no acplb config.toml with `[roles.{wanted}]`");
+    };
+    let file = read(&path)?;
+    crate::roles::load(Some(wanted), file.roles.as_ref(), &path.display().to_string())
 }
 
 /// The transport to run and where that choice came from.

@@ -8,7 +8,6 @@ use std::time::Duration;
 use acplb_core::runtime::Durability;
 use acplb_core::sessions::registry::{Registry, RegistryWriter};
 use acplb_worker::daemon::{self, Event};
-use anyhow::Context as _;
 use clap::Args;
 
 /// Options of the daemon.
@@ -70,10 +69,7 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
         },
     };
     crate::serve::arm_exit_guard();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("starting tokio")?;
+    let runtime = crate::serve::runtime()?;
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async move {
         let (events, rx) = tokio::sync::mpsc::unbounded_channel();

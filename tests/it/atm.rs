@@ -106,7 +106,7 @@ impl Team {
     }
 }
 
-const TEAM_PLUGINS: &str = r#"
+pub(crate) const TEAM_PLUGINS: &str = r#"
 [[plugin]]
 id = "atm-identity"
 required = true

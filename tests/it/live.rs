@@ -66,6 +66,14 @@ impl Live {
         self.updates.clear();
     }
 
+    /// Like [`Live::respawn`], with `extra` arguments after the first ones.
+    pub fn respawn_with(&mut self, extra: &[&str]) {
+        let mut args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        args.extend(extra);
+        self.acplb = Acplb::spawn(&args, &self.vars, &self.env.workspace());
+        self.updates.clear();
+    }
+
     /// A second acplb started as this one was (same Codex, mock model, home and state
     /// directory), beside it.
     pub fn another(&self) -> Acplb {

@@ -373,7 +373,7 @@ async fn loading_what_cannot_be_loaded_says_why() {
     );
 }
 
-const SUMMARY_SCENARIOS: &str = r#"
+pub(crate) const SUMMARY_SCENARIOS: &str = r#"
 [scenarios.summ]
 [[scenarios.summ.steps]]
 actions = [{ type = "message", text = "Summary: we said hello and nothing is left." }]

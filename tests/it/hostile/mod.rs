@@ -8,6 +8,7 @@ mod codex;
 mod composer;
 mod flow;
 mod mail;
+mod mcp_codex;
 mod queue;
 mod signals;
 mod stalled_open;

@@ -77,6 +77,16 @@ pub enum McpError {
 /// The identity is claimed for the whole session (a live holder of the name means a suffixed
 /// name, logged); the claim is released when this returns.
 pub async fn serve_stdio(cfg: McpConfig) -> Result<(), McpError> {
+    let (server, claim) = mail_server(&cfg)?;
+    let result = serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await;
+    drop(claim);
+    result
+}
+
+/// The ATM tools for `cfg`'s identity, resolved (and claimed, unless already claimed) as
+/// [`serve_stdio`] does, for a server that serves them beside others (`acplb mcp codex`): the
+/// server, and the claim to hold while it serves. Blocks (files, the claim's lock).
+pub fn mail_server(cfg: &McpConfig) -> Result<(AtmServer, Option<IdentityClaim>), McpError> {
     let env = ProcessEnv;
     let workspace = match cfg.workspace.clone() {
         Some(ws) => ws,
@@ -94,12 +104,20 @@ pub async fn serve_stdio(cfg: McpConfig) -> Result<(), McpError> {
         .as_ref()
         .map_or(resolved.identity.as_str(), IdentityClaim::name);
     tracing::info!(identity, team = %resolved.team, backend = ?cfg.backend, claimed_here = claim.is_some(), "atm mcp server starting");
-    let backend = backend(&cfg, &env, identity, &resolved.team)?;
+    let backend = backend(cfg, &env, identity, &resolved.team)?;
     let audit = cfg.audit.as_deref().and_then(open_audit);
     let server = AtmServer::new(backend, identity, &resolved.team, audit).with_read_limits(cfg.read_limits);
-    let result = serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await;
-    drop(claim);
-    result
+    Ok((server, claim))
+}
+
+/// `transport` with the read receipts of `server`'s `atm_read` committed only once the
+/// response carrying the mail is written, for a server that serves the ATM tools beside others
+/// (`acplb mcp codex`).
+pub fn commit_after_write<T: rmcp::transport::Transport<rmcp::RoleServer>>(
+    transport: T,
+    server: &AtmServer,
+) -> impl rmcp::transport::Transport<rmcp::RoleServer, Error = T::Error> + use<T> {
+    CommitAfterWrite::new(transport, server.pending.clone(), server.backend())
 }
 
 /// Serves `server` over any byte pipe (stdio in production, a duplex in tests).

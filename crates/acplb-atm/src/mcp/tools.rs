@@ -72,6 +72,16 @@ impl std::fmt::Debug for AtmServer {
 }
 
 impl AtmServer {
+    /// The identity it sends as.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    /// Its team.
+    pub fn team(&self) -> &str {
+        &self.team
+    }
+
     /// A server sending as `identity` of `team` through `backend`, auditing to `audit` if given.
     pub fn new(backend: Arc<dyn MailBackend>, identity: &str, team: &str, audit: Option<AuditLog>) -> Self {
         Self {
@@ -92,7 +102,8 @@ impl AtmServer {
         self
     }
 
-    pub(crate) fn backend(&self) -> Arc<dyn MailBackend> {
+    /// Its mail backend.
+    pub fn backend(&self) -> Arc<dyn MailBackend> {
         Arc::clone(&self.backend)
     }
 

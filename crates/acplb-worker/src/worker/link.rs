@@ -2,70 +2,19 @@
 //! of its own server, so a worker session is an ordinary acplb session — journaled, listed,
 //! loadable in an editor — and the runtime needs no second way in (ADR 0014).
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, PoisonError};
 
 use acplb_core::error::Reason;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     ContentBlock, InitializeRequest, ListSessionsRequest, LoadSessionRequest, NewSessionRequest,
-    PromptRequest, RequestPermissionRequest, SessionConfigOptionValue, SessionId, SessionNotification,
-    SessionUpdate, SetSessionConfigOptionRequest, StopReason,
+    PromptRequest, RequestPermissionRequest, SessionConfigOptionValue, SessionId,
+    SetSessionConfigOptionRequest, StopReason,
 };
 use agent_client_protocol::{Agent, Error};
 
-/// The text of each running turn, by session id: the agent's message chunks since its last
-/// tool call (its final answer), filled by the notification handler.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Answers(Arc<Mutex<HashMap<String, Answer>>>);
-
-#[derive(Debug, Default)]
-struct Answer {
-    text: String,
-    /// A tool call came after the text so far: the next chunk starts a new message.
-    stale: bool,
-}
-
-impl Answers {
-    fn start(&self, session: &SessionId) {
-        self.lock().insert(session.to_string(), Answer::default());
-    }
-
-    fn take(&self, session: &SessionId) -> String {
-        self.lock()
-            .remove(&session.to_string())
-            .map(|a| a.text)
-            .unwrap_or_default()
-    }
-
-    /// Takes one `session/update`.
-    pub(crate) fn on_update(&self, n: &SessionNotification) {
-        let mut map = self.lock();
-        let Some(answer) = map.get_mut(&n.session_id.to_string()) else {
-            // A replay (`session/load`) or a notice outside a turn.
-            return;
-        };
-        match &n.update {
-            SessionUpdate::AgentMessageChunk(chunk) => {
-                if let ContentBlock::Text(t) = &chunk.content {
-                    if answer.stale {
-                        answer.text.clear();
-                        answer.stale = false;
-                    }
-                    answer.text.push_str(&t.text);
-                }
-            }
-            SessionUpdate::ToolCall(_) => answer.stale = !answer.text.is_empty(),
-            _ => {}
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Answer>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
+pub(crate) use acplb_core::client::Answers;
 
 /// How one turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
 };
-use agent_client_protocol::{Channel, Client, on_receive_notification, on_receive_request};
+use agent_client_protocol::{Client, on_receive_notification, on_receive_request};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::task::JoinHandle;
 
@@ -160,7 +160,7 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
     };
     let mailbox = mail;
     *ctx.team_dir.borrow_mut() = mailbox.team_dir(ctx.agent.name.team());
-    let (agent_end, client_end) = hang_up_is_eof();
+    let (agent_end, client_end) = acplb_core::client::duplex();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::task::spawn_local(tracing::Instrument::in_current_span(server.serve(
         agent_end,
@@ -200,21 +200,4 @@ pub(crate) async fn run_once(ctx: &Ctx, ctl: &mut UnboundedReceiver<Ctl>) -> Exi
         }
     }
     result.unwrap_or_else(|e| Exit::Crashed(WorkerError::Connection { message: e.message }))
-}
-
-/// The two ends of the worker's connection. When the worker side is gone, what the server
-/// still writes is dropped (as by a pipe nobody reads) instead of refused.
-fn hang_up_is_eof() -> (Channel, Channel) {
-    use futures::StreamExt as _;
-    let (agent_end, worker_side) = Channel::duplex();
-    let (mut from_agent, to_agent) = worker_side.into_parts();
-    let (to_worker, worker_rx) = futures::channel::mpsc::unbounded();
-    tokio::task::spawn_local(async move {
-        while let Some(frame) = from_agent.next().await {
-            if to_worker.unbounded_send(frame).is_err() {
-                // The worker side has hung up: the frame is dropped.
-            }
-        }
-    });
-    (agent_end, Channel::new(worker_rx, to_agent))
 }
