@@ -298,7 +298,7 @@ see composer.toml.example and `acplb config check`. A workspace's own composer.t
 once you trust that workspace (`acplb trust DIR`).
 
 Environment: CODEX_HOME and every other variable pass through to Codex; RUST_LOG sets the log
-level (default warn on stderr; coloured only on a terminal, never with NO_COLOR set). Stdout
+level (`debug`, or per target: `acplb_core=debug,warn`; default warn on stderr; coloured only on a terminal, never with NO_COLOR set). Stdout
 carries only the protocol.
 
 Examples:

@@ -8,9 +8,10 @@ use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::Path;
 
 use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
-use tracing_subscriber::{EnvFilter, Layer as _};
 
 /// Why logging could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +64,7 @@ pub fn init_with(
     stderr_default: &str,
     extra: Option<ExtraLayer>,
 ) -> Result<LogGuard, TelemetryError> {
-    let stderr_filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(stderr_default));
+    let stderr_filter = log_filter(stderr_default);
     let ansi = stderr_colour(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
@@ -75,7 +76,7 @@ pub fn init_with(
     let (file, guard) = match log_file {
         Some(path) => {
             let (writer, guard) = tracing_appender::non_blocking(open_log_file(path)?);
-            let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+            let filter = log_filter("info");
             let layer = tracing_subscriber::fmt::layer()
                 .with_ansi(false)
                 .with_writer(writer)
@@ -91,6 +92,22 @@ pub fn init_with(
         .try_init()
         .map_err(|_| TelemetryError::AlreadyInitialised)?;
     Ok(LogGuard { _file: guard })
+}
+
+/// The filter `RUST_LOG` sets: a level (`debug`), per-target levels (`acplb_core=debug,warn`), or
+/// `off`; `default` when it is unset or does not parse. Targets and levels only (no span or
+/// field filters): the full `EnvFilter` grammar would bring a regex engine into the binary.
+pub fn log_filter(default: &str) -> Targets {
+    parse_filter(std::env::var("RUST_LOG").ok().as_deref(), default)
+}
+
+fn parse_filter(value: Option<&str>, default: &str) -> Targets {
+    value
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .and_then(|v| v.parse().ok())
+        .or_else(|| default.parse().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN))
 }
 
 /// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
@@ -128,6 +145,22 @@ mod tests {
     use std::os::unix::fs::PermissionsExt as _;
 
     use super::*;
+
+    #[test]
+    fn rust_log_sets_levels_per_target_and_a_bad_one_falls_back_to_the_default() {
+        use tracing::Level;
+        let f = parse_filter(Some("acplb_core=debug,warn"), "info");
+        assert!(f.would_enable("acplb_core::runtime", &Level::DEBUG));
+        assert!(!f.would_enable("acplb_codex", &Level::INFO));
+        assert!(f.would_enable("acplb_codex", &Level::WARN));
+        let off = parse_filter(Some("off"), "info");
+        assert!(!off.would_enable("acplb", &Level::ERROR));
+        for unset in [None, Some(""), Some("acplb=loud")] {
+            let f = parse_filter(unset, "info");
+            assert!(f.would_enable("acplb", &Level::INFO), "{unset:?}");
+            assert!(!f.would_enable("acplb", &Level::DEBUG), "{unset:?}");
+        }
+    }
 
     #[test]
     fn colour_only_on_a_terminal_without_no_color() {

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::util::SubscriberInitExt as _;
 
 #[derive(Debug, Parser)]
 #[command(name = "playback", version, about = "Record, replay and check acplb sessions")]
@@ -157,7 +159,9 @@ fn main() -> ExitCode {
     }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_max_level(tracing::Level::TRACE)
+        .finish()
+        .with(acplb_core::telemetry::log_filter("error"))
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
