@@ -23,6 +23,7 @@ mod harness;
 mod hostile;
 mod lifecycle;
 mod live;
+mod models;
 mod protocol;
 mod queue_cli;
 mod queue_delivery;

@@ -8,6 +8,7 @@ mod codex;
 mod composer;
 mod flow;
 mod mail;
+mod models;
 mod queue;
 mod signals;
 mod stand_in;
