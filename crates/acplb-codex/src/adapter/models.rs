@@ -49,6 +49,9 @@ impl LiveModels {
 
     /// Asks Codex again (`server`, else a `codex app-server` of its own) and offers what it says.
     pub(super) async fn refresh(&self, server: Option<&AppServer>) -> OptionCatalog {
+        if !self.options.list_models {
+            return self.current();
+        }
         let overrides = self.options.overrides.clone();
         // Codex's config file is read off the runtime thread, while Codex is asked.
         let configured = tokio::task::spawn_blocking(move || catalog::configured(&overrides));
