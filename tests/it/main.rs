@@ -24,6 +24,7 @@ mod hostile;
 mod lifecycle;
 mod live;
 mod mcp_codex;
+mod models;
 mod protocol;
 mod queue_cli;
 mod queue_delivery;

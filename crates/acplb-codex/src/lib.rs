@@ -3,7 +3,7 @@
 //!
 //! The crate root is the floor both transports stand on (options, prepare, outcome, the
 //! renderers in `render/`, Codex's [`items`]); [`exec`] and [`appserver`] are siblings that each
-//! implement the provider session and import only from the floor; `adapter.rs` is the one file
+//! implement the provider session and import only from the floor; `adapter/` is the one place
 //! that names both (ADR 0018).
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]

@@ -34,6 +34,10 @@ pub struct CodexOptions {
     /// for the defaults (30 s for `initialize`, 60 s for the rest). [`CodexOptions::new`] takes
     /// it from `ACPLB_CODEX_REQUEST_TIMEOUT_MS` (milliseconds), a setting for tests.
     pub request_limit: Option<Duration>,
+    /// Whether a session's opening asks Codex for its models (ADR 0025); without, the
+    /// compiled-in list is offered. [`CodexOptions::new`] turns it off when
+    /// `ACPLB_CODEX_MODEL_LIST` is `off` (what playback sets: its recordings hold no list).
+    pub list_models: bool,
 }
 
 impl CodexOptions {
@@ -49,6 +53,7 @@ impl CodexOptions {
             mcp_launcher: None,
             output_flow: acplb_core::transport::OutputFlow::default(),
             request_limit: request_limit_from_env(),
+            list_models: !std::env::var("ACPLB_CODEX_MODEL_LIST").is_ok_and(|v| v.trim() == "off"),
         }
     }
 }

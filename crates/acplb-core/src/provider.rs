@@ -333,4 +333,10 @@ pub trait ProviderSession {
     fn thread_id(&self) -> Option<String> {
         None
     }
+
+    /// The models and efforts this session offers, when the provider learned them while it
+    /// opened the session (asked its backend); `None`: those of [`ProviderCapabilities`].
+    fn catalog(&self) -> Option<OptionCatalog> {
+        None
+    }
 }

@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, InitializeRequest, NewSessionRequest, PromptRequest, StopReason,
 };
 
+use super::stand_in::NO_APP_SERVER;
 use super::wire::{Raw, peak_rss};
 use crate::harness::{Acplb, Answer, Updates, eventually};
 
@@ -35,7 +36,7 @@ fn big_exec(dir: &Path, line: &Path, count: usize, done: &Path) -> PathBuf {
     executable(
         &path,
         &format!(
-            "#!/bin/sh\n\
+            "#!/bin/sh\n{NO_APP_SERVER}\n\
              echo '{{\"type\":\"thread.started\",\"thread_id\":\"0199a213-81c0-7800-8aa1-bbab2a035a53\"}}'\n\
              echo '{{\"type\":\"turn.started\"}}'\n\
              for i in $(seq {count}); do cat '{line}'; done\n\
@@ -52,10 +53,11 @@ fn big_exec(dir: &Path, line: &Path, count: usize, done: &Path) -> PathBuf {
 /// `turn/start` (thread `th-1`, turn `tu-1`).
 const APP_SERVER_HANDSHAKE: &str = r#"#!/bin/sh
 id() { sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+next() { while read -r l; do case "$l" in *'"method":"model/list"'*) echo "{\"id\":$(echo "$l" | id),\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}" ;; *) return 0 ;; esac; done; return 1; }
 read -r l; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{}}"
-read -r l
-read -r l; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{\"thread\":{\"id\":\"th-1\"}}}"
-read -r l; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{\"turn\":{\"id\":\"tu-1\"}}}"
+next
+next; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{\"thread\":{\"id\":\"th-1\"}}}"
+next; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{\"turn\":{\"id\":\"tu-1\"}}}"
 "#;
 
 const APP_SERVER_TURN_END: &str = r#"echo '{"method":"turn/completed","params":{"threadId":"th-1","turn":{"id":"tu-1","status":"completed"}}}'"#;

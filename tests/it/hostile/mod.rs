@@ -9,6 +9,7 @@ mod composer;
 mod flow;
 mod mail;
 mod mcp_codex;
+mod models;
 mod queue;
 mod signals;
 mod stalled_open;

@@ -15,10 +15,24 @@ pub fn fake_codex(dir: &Path, body: &str) -> PathBuf {
     path
 }
 
+/// The first line of a stand-in for `codex exec` only: as `codex app-server` (which acplb starts
+/// on exec to ask for the model list) it fails as a Codex without app-server would.
+pub const NO_APP_SERVER: &str = r#"case " $* " in *" app-server "*) echo "error: unrecognized subcommand 'app-server'" >&2; exit 2 ;; esac"#;
+
+/// What the stand-in answers `model/list` (`$i` is the request's id): that it has no such
+/// method, as a Codex without the list would.
+pub const NO_MODEL_LIST: &str =
+    r#"echo "{\"id\":$i,\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}""#;
+
 /// A stand-in `codex app-server` in `dir`: answers `initialize`, and every `thread/start` with a
 /// new thread `th-<n>` (the request is appended to `<dir>/threads.log`); `on_turn` runs when
 /// `turn/start` comes (`$i` is its id, `$n` the number of threads started).
 pub fn app_server(dir: &Path, on_turn: &str) -> PathBuf {
+    app_server_listing(dir, on_turn, NO_MODEL_LIST)
+}
+
+/// [`app_server`] answering `model/list` by running `on_list`.
+pub fn app_server_listing(dir: &Path, on_turn: &str, on_list: &str) -> PathBuf {
     let log = dir.join("threads.log");
     fake_codex(
         dir,
@@ -34,6 +48,8 @@ while read -r l; do
       echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-$n\"}},\"model\":\"m\"}}}}" ;;
     *'"method":"turn/start"'*)
       {on_turn} ;;
+    *'"method":"model/list"'*)
+      {on_list} ;;
   esac
 done"#,
             log = log.display()

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader, Lines};
 use tokio::process::{ChildStdin, ChildStdout};
 
+use super::stand_in::NO_APP_SERVER;
 use crate::harness::{Acplb, eventually};
 
 /// A client that speaks raw JSON lines, so it can send what no SDK would.
@@ -128,7 +129,7 @@ fn flooding_codex(dir: &Path, count: usize, size: usize, done: &Path) -> std::pa
     let path = dir.join("codex");
     let text = "x".repeat(size);
     let script = format!(
-        "#!/bin/sh\n\
+        "#!/bin/sh\n{NO_APP_SERVER}\n\
          echo '{{\"type\":\"thread.started\",\"thread_id\":\"0199a213-81c0-7800-8aa1-bbab2a035a53\"}}'\n\
          echo '{{\"type\":\"turn.started\"}}'\n\
          yes '{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_0\",\"type\":\"agent_message\",\"text\":\"{text}\"}}}}' | head -n {count}\n\
@@ -149,10 +150,11 @@ fn flooding_app_server(dir: &Path, count: usize, size: usize, done: &Path) -> st
     let script = format!(
         r#"#!/bin/sh
 id() {{ sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }}
+next() {{ while read -r l; do case "$l" in *'"method":"model/list"'*) echo "{{\"id\":$(echo "$l" | id),\"error\":{{\"code\":-32601,\"message\":\"no model/list here\"}}}}" ;; *) return 0 ;; esac; done; return 1; }}
 read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{}}}}"
-read -r l
-read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-1\"}}}}}}"
-read -r l; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
+next
+next; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-1\"}}}}}}"
+next; i=$(echo "$l" | id); echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
 yes '{{"method":"item/agentMessage/delta","params":{{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"{text}"}}}}' | head -n {count}
 echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'
 touch '{}'

@@ -15,6 +15,7 @@ pub mod decode;
 mod early;
 mod edits;
 mod liveness;
+pub(crate) mod models;
 mod pipes;
 mod protocol;
 mod rpc;

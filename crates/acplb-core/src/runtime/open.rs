@@ -229,6 +229,18 @@ impl Store {
         self.opening.insert(opening_id, opening);
     }
 
+    /// The options a session offers: what its provider learned while opening, else what the
+    /// provider offers any session, as this client takes them.
+    fn session_catalog(&self, provider: &dyn ProviderSession) -> Rc<OptionCatalog> {
+        let offered = provider
+            .catalog()
+            .unwrap_or_else(|| self.capabilities.catalog.clone());
+        Rc::new(OptionCatalog {
+            booleans: self.client_takes_booleans(),
+            ..offered
+        })
+    }
+
     /// The provider side of a session is open: start its actor, replay its history (a load),
     /// answer the request.
     pub(super) fn on_opened(&mut self, opened: Opened) {
@@ -246,10 +258,7 @@ impl Store {
             }
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let catalog = Rc::new(OptionCatalog {
-            booleans: self.client_takes_booleans(),
-            ..self.capabilities.catalog.clone()
-        });
+        let catalog = self.session_catalog(parts.provider.as_ref());
         let mut settings = SessionSettings::default();
         let mut mode = Mode::default();
         let mut entry = Entry::new(

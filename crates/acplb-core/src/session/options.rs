@@ -33,8 +33,11 @@ pub const DEFAULT_VALUE: &str = "default";
 pub struct OptionCatalog {
     /// `(slug, display name)` of each model.
     pub models: Vec<(String, String)>,
-    /// Reasoning effort levels.
+    /// Reasoning effort levels of a model `model_efforts` does not name.
     pub efforts: Vec<String>,
+    /// The reasoning efforts each model supports, by slug: the effort option follows the
+    /// model chosen (a model missing here is offered `efforts`).
+    pub model_efforts: Vec<(String, Vec<String>)>,
     /// The model the provider uses when the editor picks none (from its own configuration),
     /// shown as the current model; `None` when it cannot be known without asking the provider.
     pub default_model: Option<String>,
@@ -100,7 +103,7 @@ impl OptionCatalog {
             .collect::<Vec<_>>();
         let mut efforts = vec![SessionConfigSelectOption::new(DEFAULT_VALUE, "Default")];
         efforts.extend(
-            self.efforts
+            self.efforts_of(settings)
                 .iter()
                 .map(|e| SessionConfigSelectOption::new(e.clone(), capitalize(e))),
         );
@@ -168,6 +171,14 @@ impl OptionCatalog {
         SessionConfigOption::select(id, name, on.to_string(), choices)
     }
 
+    /// The reasoning efforts of the model `settings` run on (the chosen one, else the default).
+    fn efforts_of(&self, settings: &SessionSettings) -> &[String] {
+        let model = settings.model.as_deref().or(self.default_model.as_deref());
+        model
+            .and_then(|m| self.model_efforts.iter().find(|(slug, _)| slug == m))
+            .map_or(self.efforts.as_slice(), |(_, efforts)| efforts.as_slice())
+    }
+
     /// The model picker: the model in use by default first, then the catalog.
     fn model_choices(&self) -> Vec<SessionConfigSelectOption> {
         let mut choices = Vec::new();
@@ -228,10 +239,17 @@ impl OptionCatalog {
                 let is_default =
                     text == DEFAULT_VALUE || self.default_model.as_deref() == Some(text.as_str());
                 settings.model = (!is_default).then_some(text);
+                // An effort the new model does not support goes back to its default.
+                if let Some(effort) = &settings.reasoning_effort
+                    && !self.efforts_of(settings).contains(effort)
+                {
+                    settings.reasoning_effort = None;
+                }
             }
             REASONING_EFFORT => {
-                if text != DEFAULT_VALUE && !self.efforts.contains(&text) {
-                    let mut all: Vec<&str> = self.efforts.iter().map(String::as_str).collect();
+                let efforts = self.efforts_of(settings);
+                if text != DEFAULT_VALUE && !efforts.contains(&text) {
+                    let mut all: Vec<&str> = efforts.iter().map(String::as_str).collect();
                     all.push(DEFAULT_VALUE);
                     return Err(bad(one_of(all)));
                 }
@@ -301,6 +319,7 @@ mod tests {
         OptionCatalog {
             models: vec![("gpt-5.5".into(), "GPT-5.5".into())],
             efforts: vec!["low".into(), "high".into()],
+            model_efforts: Vec::new(),
             default_model: default_model.map(str::to_owned),
             agent: "Codex".into(),
             asks: true,
@@ -323,6 +342,43 @@ mod tests {
         v: &SessionConfigOptionValue,
     ) -> Result<(), OptionError> {
         c.apply(s, m, option, v)
+    }
+
+    #[test]
+    fn the_effort_option_follows_the_chosen_model() {
+        let mut c = catalog(Some("gpt-5.5"));
+        c.models.push(("mini".into(), "Mini".into()));
+        c.model_efforts = vec![
+            (
+                "gpt-5.5".into(),
+                vec!["low".into(), "high".into(), "xhigh".into()],
+            ),
+            ("mini".into(), vec!["low".into()]),
+        ];
+        let (mut s, mut m) = (SessionSettings::default(), Mode::Auto);
+        let efforts = |c: &OptionCatalog, s: &SessionSettings| -> Vec<String> {
+            let json = serde_json::to_value(c.options(s, Mode::Auto)).unwrap();
+            json[2]["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["value"].as_str().unwrap().to_owned())
+                .collect()
+        };
+        assert_eq!(efforts(&c, &s), ["default", "low", "high", "xhigh"]);
+        apply(&c, &mut s, &mut m, REASONING_EFFORT, &id("xhigh")).unwrap();
+        apply(&c, &mut s, &mut m, MODEL, &id("mini")).unwrap();
+        assert_eq!(efforts(&c, &s), ["default", "low"]);
+        assert_eq!(s.reasoning_effort, None, "xhigh is not an effort of mini");
+        let e = apply(&c, &mut s, &mut m, REASONING_EFFORT, &id("high")).unwrap_err();
+        assert!(e.to_string().contains("one of: low, default"), "{e}");
+        apply(&c, &mut s, &mut m, REASONING_EFFORT, &id("low")).unwrap();
+        apply(&c, &mut s, &mut m, MODEL, &id("gpt-5.5")).unwrap();
+        assert_eq!(
+            s.reasoning_effort.as_deref(),
+            Some("low"),
+            "low is kept: gpt-5.5 has it"
+        );
     }
 
     #[test]

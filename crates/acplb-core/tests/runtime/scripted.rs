@@ -111,6 +111,7 @@ impl Scripted {
     fn with(timeline: &Timeline, steer: bool, commands: Vec<AvailableCommand>) -> Self {
         let catalog = OptionCatalog {
             models: vec![("model-a".into(), "Model A".into())],
+            model_efforts: Vec::new(),
             efforts: vec!["low".into(), "high".into()],
             default_model: None,
             agent: "Scripted".into(),

@@ -65,6 +65,9 @@ where
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .env("ACPLB_TRANSCRIPT_DIR", transcripts.path())
+        // Transcripts hold a session's thread, not `model/list`: a replay could not answer it,
+        // so the recording offers the compiled-in models, as its replay will.
+        .env("ACPLB_CODEX_MODEL_LIST", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -97,6 +97,8 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     }
     // The transport the scenario was recorded on; a `--transport` in its arguments wins.
     command.env("ACPLB_TRANSPORT", scenario.transport.as_str());
+    // The recordings hold no `model/list`: the compiled-in models are offered, as recorded.
+    command.env("ACPLB_CODEX_MODEL_LIST", "off");
     let mut child = command.spawn().map_err(|source| PlaybackError::Spawn {
         program: opts.acplb.clone(),
         source,

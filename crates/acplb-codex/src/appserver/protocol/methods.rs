@@ -27,6 +27,8 @@ pub(crate) const TURN_STEER: &str = "turn/steer";
 pub(crate) const TURN_INTERRUPT: &str = "turn/interrupt";
 /// `/review`: a review turn.
 pub(crate) const REVIEW_START: &str = "review/start";
+/// One page of the models Codex offers.
+pub(crate) const MODEL_LIST: &str = "model/list";
 
 // Requests the server sends acplb.
 /// Asks to run a command.

@@ -93,6 +93,16 @@ pub(crate) struct ThreadFork {
 #[derive(Debug, Serialize)]
 pub(crate) struct ThreadLoadedList {}
 
+/// `model/list`: one page of the models Codex offers, hidden ones left out.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ModelList {
+    /// Where the previous page ended (`nextCursor`); `None` for the first page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+    pub(crate) include_hidden: bool,
+}
+
 /// `thread/inject_items`: developer messages added to a thread's history.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -168,6 +178,7 @@ methods! {
     TurnSteer => TURN_STEER,
     TurnInterrupt => TURN_INTERRUPT,
     ReviewStart => REVIEW_START,
+    ModelList => MODEL_LIST,
 }
 
 #[cfg(test)]
@@ -198,6 +209,14 @@ mod tests {
             )
         );
         assert_eq!(ThreadResume::METHOD, "thread/resume");
+        let first = ModelList {
+            cursor: None,
+            include_hidden: false,
+        };
+        assert_eq!(
+            serde_json::to_string(&first).ok().as_deref(),
+            Some(r#"{"includeHidden":false}"#)
+        );
         assert_eq!(
             serde_json::to_string(&ThreadLoadedList {}).ok().as_deref(),
             Some("{}")

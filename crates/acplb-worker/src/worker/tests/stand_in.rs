@@ -223,6 +223,7 @@ impl ProviderAdapter for Scripted {
             catalog: OptionCatalog {
                 models: vec![("model-a".into(), "Model A".into())],
                 efforts: vec!["low".into()],
+                model_efforts: Vec::new(),
                 default_model: None,
                 agent: "Scripted".into(),
                 asks: false,

@@ -1,5 +1,8 @@
 //! The Codex provider: which transport runs a session's turns (`codex app-server`, shared by
-//! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor.
+//! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor
+//! (the models Codex lists: `models.rs`).
+
+mod models;
 
 use std::fmt;
 use std::str::FromStr;
@@ -12,6 +15,7 @@ use async_trait::async_trait;
 use crate::appserver::{self, AppServer};
 use crate::exec;
 use crate::options::CodexOptions;
+use models::{LiveModels, Offering};
 
 /// How acplb talks to Codex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,10 +66,13 @@ pub struct CodexAdapter {
     capabilities: ProviderCapabilities,
     /// The shared `codex app-server`, started with the first session.
     server: Option<AppServer>,
+    /// The models Codex lists, asked again whenever a session opens.
+    models: LiveModels,
 }
 
 impl CodexAdapter {
-    /// A provider running Codex as `options` say, over `transport`, offering `catalog`.
+    /// A provider running Codex as `options` say, over `transport`, offering the models Codex
+    /// lists, else `catalog`.
     pub fn new(options: CodexOptions, transport: Transport, catalog: OptionCatalog) -> Self {
         let (capabilities, server) = match transport {
             Transport::Exec => (exec::capabilities(catalog), None),
@@ -75,6 +82,7 @@ impl CodexAdapter {
             ),
         };
         Self {
+            models: LiveModels::new(options.clone(), capabilities.catalog.clone()),
             options,
             transport,
             capabilities,
@@ -91,14 +99,20 @@ impl CodexAdapter {
 #[async_trait(?Send)]
 impl ProviderAdapter for CodexAdapter {
     fn capabilities(&self) -> ProviderCapabilities {
-        self.capabilities.clone()
+        ProviderCapabilities {
+            catalog: self.models.current(),
+            ..self.capabilities.clone()
+        }
     }
 
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
-        match &self.server {
-            Some(server) => Ok(appserver::open_session(server, setup)),
-            None => Ok(exec::open_session(&self.options, setup)),
-        }
+        let session = match &self.server {
+            Some(server) => appserver::open_session(server, setup),
+            None => exec::open_session(&self.options, setup),
+        };
+        // Asked after the session began opening: on app-server its thread starts meanwhile.
+        let catalog = self.models.refresh(self.server.as_ref()).await;
+        Ok(Box::new(Offering { session, catalog }))
     }
 
     async fn shutdown(&self) {

@@ -1,0 +1,171 @@
+//! The model option is what Codex's `model/list` says, on both transports: the listed models
+//! (hidden ones left out, the configured one kept), each with its own reasoning efforts, and a
+//! change of the list is seen by the next session that opens.
+//!
+//! What changes the list of a running Codex: a provider's `model_catalog_url`, which Codex
+//! fetches and caches in `$CODEX_HOME/models_cache.json` (five minutes). `model_catalog_json` is
+//! read only when Codex starts, so a warm app-server would never see it change. The test serves
+//! the catalog on 127.0.0.1 and, between the two sessions, changes it and removes Codex's cache
+//! (what the cache's expiry does).
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema::{
+    NewSessionRequest, SessionConfigOptionValue, SetSessionConfigOptionRequest,
+};
+use serde_json::{Value, json};
+
+use crate::harness::{open_session, prompt};
+use crate::live::{Live, assert_end_turn};
+
+/// Serves the file at `path` (read at each request) to any GET on 127.0.0.1; its URL.
+pub fn serve_catalog(path: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a port for the catalog");
+    let url = format!("http://{}/catalog", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut head = Vec::new();
+            let mut byte = [0_u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let body = std::fs::read(&path).unwrap_or_default();
+            let header = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            stream.write_all(header.as_bytes()).ok();
+            stream.write_all(&body).ok();
+        }
+    });
+    url
+}
+
+/// Points the test's Codex at a catalog served from `url`.
+pub fn use_catalog_url(home: &Path, url: &str) {
+    let config = home.join("config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replacen(
+        "[model_providers.mock]\n",
+        &format!("[model_providers.mock]\nmodel_catalog_url = \"{url}\"\n"),
+        1,
+    );
+    assert!(text.contains("model_catalog_url"), "{text}");
+    std::fs::write(config, text).unwrap();
+}
+
+/// A catalog entry Codex takes: the pinned Codex's own `gpt-5.5`, renamed, with these efforts
+/// and visibility.
+fn entry(template: &Value, slug: &str, efforts: &[&str], hidden: bool) -> Value {
+    let mut e = template.clone();
+    e["slug"] = json!(slug);
+    e["display_name"] = json!(format!("Display {slug}"));
+    e["visibility"] = json!(if hidden { "hide" } else { "list" });
+    e["default_reasoning_level"] = json!(efforts[0]);
+    e["supported_reasoning_levels"] = efforts
+        .iter()
+        .map(|x| json!({"effort": x, "description": format!("{x} effort")}))
+        .collect();
+    e
+}
+
+/// The bundled `gpt-5.5` entry of the pinned Codex (`codex debug models --bundled`).
+fn template(live: &Live) -> Value {
+    let out = std::process::Command::new(live.env.codex_path())
+        .args(["debug", "models", "--bundled"])
+        .envs(live.env.env_vars())
+        .output()
+        .expect("codex debug models runs");
+    let all: Value = serde_json::from_slice(&out.stdout).expect("codex prints its catalog");
+    all["models"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["slug"] == "gpt-5.5"))
+        .cloned()
+        .expect("the bundled catalog has gpt-5.5")
+}
+
+/// The values of config option `id` in a response's `configOptions`.
+pub fn values(response: &impl serde::Serialize, id: &str) -> Vec<String> {
+    let json = serde_json::to_value(response).unwrap();
+    let option = json["configOptions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|o| o["id"] == id))
+        .cloned()
+        .unwrap_or_else(|| panic!("no option {id} in {json}"));
+    option["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn write_catalog(path: &Path, models: &[Value]) {
+    std::fs::write(path, serde_json::to_vec(&json!({ "models": models })).unwrap()).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_option_is_what_codex_lists_with_each_models_efforts_and_follows_a_change() {
+    let mut live = Live::start();
+    let template = template(&live);
+    let catalog = live.env.root().join("catalog.json");
+    write_catalog(
+        &catalog,
+        &[
+            entry(&template, "mock-alpha", &["low", "medium"], false),
+            entry(&template, "mock-beta", &["high"], true),
+        ],
+    );
+    use_catalog_url(&live.env.home(), &serve_catalog(catalog.clone()));
+    let ws = live.workspace();
+    let home = live.env.home();
+    let updates = live.updates.clone();
+    let (first, chosen, turn, second) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, first) = open_session(&cx, &ws).await?;
+            let chosen = cx
+                .send_request(SetSessionConfigOptionRequest::new(
+                    first.session_id.clone(),
+                    "model",
+                    SessionConfigOptionValue::ValueId {
+                        value: "mock-alpha".into(),
+                    },
+                ))
+                .block_task()
+                .await?;
+            let turn = prompt(&cx, &first.session_id, "hello").await;
+            write_catalog(
+                &catalog,
+                &[
+                    entry(&template, "mock-alpha", &["low", "medium"], false),
+                    entry(&template, "mock-gamma", &["high", "xhigh"], false),
+                ],
+            );
+            std::fs::remove_file(home.join("models_cache.json")).expect("Codex cached the list");
+            let second = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            Ok((first, chosen, turn, second))
+        })
+        .await
+        .unwrap();
+    let stderr = live.acplb.stderr();
+    // The configured model (gpt-5.5, not listed) stays first and current; hidden beta is left out.
+    assert_eq!(values(&first, "model"), ["gpt-5.5", "mock-alpha"], "{stderr}");
+    assert_eq!(values(&chosen, "reasoning_effort"), ["default", "low", "medium"]);
+    assert_end_turn(&turn.unwrap().stop_reason);
+    let asked = live.mock.requests();
+    assert_eq!(
+        asked.last().unwrap().body["model"],
+        "mock-alpha",
+        "the chosen model runs"
+    );
+    assert_eq!(
+        values(&second, "model"),
+        ["gpt-5.5", "mock-alpha", "mock-gamma"],
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the model option offers"), "{stderr}");
+}
