@@ -1,8 +1,9 @@
 //! `cargo bench --bench bridge`: what acplb itself costs, measured on the real binary.
 //!
 //! - launch → `initialize` reply, and `session/new` round trips (no Codex involved);
-//! - the time a turn takes through acplb minus the same `codex exec --json` run directly, with
-//!   the real Codex CLI against the project's mock model (interleaved runs, medians);
+//! - the time a turn takes through acplb (on the exec transport, whatever `ACPLB_TRANSPORT`
+//!   says) minus the same `codex exec --json` run directly, with the real Codex CLI against the
+//!   project's mock model (interleaved runs, medians);
 //! - acplb's own peak RSS (`VmHWM`) after turns (Codex's process excluded: it is a child).
 #![allow(
     clippy::unwrap_used,
@@ -65,9 +66,11 @@ fn launch_and_session(runs: usize) {
 }
 
 fn turn_overhead(runs: usize) {
-    let Some((_mock, env, vars)) = peer::live("turn overhead") else {
+    let Some((_mock, env, mut vars)) = peer::live("turn overhead") else {
         return;
     };
+    // The baseline is a direct `codex exec` run, so acplb runs the same: the exec transport.
+    vars.push(("ACPLB_TRANSPORT".to_owned(), "exec".to_owned()));
     let args = ["-c", "features.unbounded_connection_retries=false"];
     let mut b = Bridge::spawn(&vars, &args, &state());
     b.call("initialize", init_params());
