@@ -95,6 +95,8 @@ impl ProviderAdapter for CodexAdapter {
     }
 
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
+        // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
+        crate::caller::Caller::of(&setup)?;
         match &self.server {
             Some(server) => Ok(appserver::open_session(server, setup)),
             None => Ok(exec::open_session(&self.options, setup)),

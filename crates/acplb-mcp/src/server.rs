@@ -130,17 +130,10 @@ impl CodexMcp {
             Ok(s) => s,
             Err(e) => return tool_error(format!("codex: cannot start a thread in {}: {e}", cwd.display())),
         };
-        if !start.ignored.is_empty() {
-            self.warn(
-                context,
-                format!("codex: not applied per thread: {}", start.ignored.join(", ")),
-            )
-            .await;
-        }
         self.audit(&session, &start.prompt);
         let ended = self
             .turn(context, start.declines(self.shared.never_ask))
-            .run(&session, start.first_prompt())
+            .run(&session, start.prompt.clone())
             .await;
         if let Some(tag) = start.tag.clone() {
             crate::threads::tag(&self.shared, &session.to_string(), tag).await;
@@ -167,8 +160,17 @@ impl CodexMcp {
             );
             self.warn(context, warning).await;
         }
+        let unapplied = start.not_for_resumed();
+        if !unapplied.is_empty() {
+            let warning = format!(
+                "--resume: thread `{}` exists already; not applied to it: {}",
+                resumed.thread,
+                unapplied.join(", ")
+            );
+            self.warn(context, warning).await;
+        }
         self.audit(&session, &start.prompt);
-        let prompt = resumed.prompt(&start.first_prompt());
+        let prompt = resumed.prompt(&start.prompt);
         let ended = self
             .turn(context, start.declines(self.shared.never_ask))
             .run(&session, prompt)
@@ -207,7 +209,7 @@ impl CodexMcp {
     async fn open_new(&self, cwd: &Path, start: &Start) -> Result<SessionId, String> {
         let created = self
             .cx
-            .send_request(NewSessionRequest::new(cwd))
+            .send_request(NewSessionRequest::new(cwd).meta(start.meta()))
             .block_task()
             .await
             .map_err(|e| e.message)?;

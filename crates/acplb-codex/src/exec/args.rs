@@ -13,6 +13,11 @@ use acplb_core::toml_text::basic as toml_str;
 pub(crate) struct TurnArgs<'a> {
     /// `-c key=value` overrides the user gave acplb, passed first so ours win where they must.
     pub user_overrides: &'a [String],
+    /// The client's `-c` overrides for its session (`caller.rs`): after Codex's defaults
+    /// (the plan tool), before what acplb must decide (model, instructions, MCP servers).
+    pub caller_overrides: &'a [String],
+    /// The client's base instructions, as a file (`model_instructions_file`).
+    pub base_instructions_file: Option<&'a Path>,
     pub cwd: &'a Path,
     pub turn: &'a TurnRequest,
     /// `-c` entries registering the session's MCP servers (see `mcp/`; they hold no secret).
@@ -35,6 +40,15 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     }
     // Plans reach the editor only when Codex's plan tool is on; it is off by default.
     config("tools.update_plan.enabled=true".into());
+    for o in a.caller_overrides {
+        config(o.clone());
+    }
+    if let Some(file) = a.base_instructions_file {
+        config(format!(
+            "model_instructions_file={}",
+            toml_str(&file.to_string_lossy())
+        ));
+    }
     let sandbox = a.turn.mode.sandbox(a.turn.settings.network_access);
     if let Sandbox::WorkspaceWrite { network } = sandbox {
         config(format!("sandbox_workspace_write.network_access={network}"));
@@ -108,6 +122,8 @@ mod tests {
     fn first_turn_in_auto_with_network() {
         let t = turn(Mode::Auto, true);
         let args = strings(&build(&TurnArgs {
+            caller_overrides: &["tools.update_plan.enabled=false".into()],
+            base_instructions_file: Some(Path::new("/t/base.md")),
             user_overrides: &["model_provider=\"mock\"".into()],
             cwd: Path::new("/w"),
             turn: &t,
@@ -121,6 +137,9 @@ mod tests {
             joined.starts_with("exec --json --skip-git-repo-check -c model_provider=\"mock\""),
             "{joined}"
         );
+        assert!(joined.contains(
+            "-c tools.update_plan.enabled=true -c tools.update_plan.enabled=false -c model_instructions_file=\"/t/base.md\""
+        ));
         assert!(joined.contains("-c sandbox_workspace_write.network_access=true"));
         assert!(joined.contains("-c model=\"gpt-5.5\""));
         assert!(joined.contains(r#"-c developer_instructions="be \"nice\"\nplease""#));
@@ -133,6 +152,8 @@ mod tests {
         let t = turn(Mode::ReadOnly, true);
         let images = vec![PathBuf::from("/tmp/a.png")];
         let args = strings(&build(&TurnArgs {
+            caller_overrides: &[],
+            base_instructions_file: None,
             user_overrides: &[],
             cwd: Path::new("/w"),
             turn: &t,
