@@ -234,3 +234,26 @@ async fn a_role_that_is_not_there_stops_at_start_naming_the_roles_there_are() {
         live.acplb.stderr()
     );
 }
+
+#[tokio::test]
+async fn an_identity_that_is_no_name_stops_at_start_naming_it() {
+    let team = crate::atm::Team::new(crate::atm::TEAM_PLUGINS);
+    let composer = team.composer();
+    let mut live = Live::start_with(
+        MockConfig::default(),
+        &["--composer", &composer, "mcp", "codex", "--identity", "../../etc"],
+        &team.env(),
+    );
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_ne!(code, Some(0));
+    assert!(
+        eventually(Duration::from_secs(5), || live
+            .acplb
+            .stderr()
+            .contains("--identity `../../etc`"))
+        .await,
+        "{}",
+        live.acplb.stderr()
+    );
+    assert!(!team.home().join("etc.lock").exists());
+}
