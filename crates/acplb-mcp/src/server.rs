@@ -14,7 +14,8 @@ use acplb_core::session::options::{MODE, MODEL, REASONING_EFFORT};
 use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    LoadSessionRequest, NewSessionRequest, SessionConfigOptionValue, SessionId, SetSessionConfigOptionRequest,
+    CloseSessionRequest, LoadSessionRequest, NewSessionRequest, SessionConfigOptionValue, SessionId,
+    SetSessionConfigOptionRequest,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
@@ -231,11 +232,21 @@ impl CodexMcp {
                     SessionConfigOptionValue::value_id(value.clone()),
                 );
                 if let Err(e) = self.cx.send_request(req).block_task().await {
+                    self.close(&session).await;
                     return Err(format!("`{id}` = `{value}`: {}", e.message));
                 }
             }
         }
         Ok(session)
+    }
+
+    /// Closes a session the call could not set up, so no thread of it is left open.
+    async fn close(&self, session: &SessionId) {
+        self.lock_open().remove(&session.to_string());
+        let close = CloseSessionRequest::new(session.clone());
+        if let Err(e) = self.cx.send_request(close).block_task().await {
+            tracing::warn!(%session, error = %e.message, "cannot close a thread that could not be set up");
+        }
     }
 
     /// The session of `thread`: open here already, else loaded from where acplb keeps it.
