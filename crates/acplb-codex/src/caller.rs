@@ -23,6 +23,8 @@ const SECRET_PARTS: [&str; 8] = [
 pub(crate) struct Caller {
     pub(crate) developer_instructions: Option<String>,
     pub(crate) base_instructions: Option<String>,
+    /// A Codex profile (`--profile NAME`: `$CODEX_HOME/NAME.config.toml`).
+    pub(crate) profile: Option<String>,
     /// Dotted keys (`tools.update_plan.enabled`) to JSON values.
     pub(crate) config: Map<String, Value>,
 }
@@ -47,6 +49,14 @@ impl Caller {
                     caller.developer_instructions = Some(s.clone());
                 }
                 ("baseInstructions", Value::String(s)) => caller.base_instructions = Some(s.clone()),
+                ("profile", Value::String(s)) => {
+                    check_key(s)
+                        .map_err(|_| format!("profile `{s}` must be letters, digits, `_` and `-`"))?;
+                    if s.contains('.') {
+                        return Err(format!("profile `{s}` must be letters, digits, `_` and `-`"));
+                    }
+                    caller.profile = Some(s.clone());
+                }
                 ("config", Value::Object(config)) => {
                     for (k, v) in config {
                         check_key(k)?;
@@ -56,7 +66,7 @@ impl Caller {
                         caller.config.insert(k.clone(), v.clone());
                     }
                 }
-                ("developerInstructions" | "baseInstructions", _) => {
+                ("developerInstructions" | "baseInstructions" | "profile", _) => {
                     return Err(format!("`{key}` must be a string"));
                 }
                 ("config", _) => return Err("`config` must be an object".into()),
@@ -64,6 +74,54 @@ impl Caller {
             }
         }
         Ok(caller)
+    }
+
+    /// For a transport that cannot take `--profile` per thread (the app-server): the keys of
+    /// the profile's file (`<codex home>/<profile>.config.toml`) become config overrides,
+    /// under the client's own. Reads the file on the blocking pool.
+    pub(crate) async fn with_profile_file(mut self) -> Result<Self, ProviderError> {
+        let Some(name) = self.profile.clone() else {
+            return Ok(self);
+        };
+        let home = crate::instructions::codex_home(|k| std::env::var(k).ok()).ok_or_else(|| {
+            ProviderError::Prepare(format!("profile `{name}`: no Codex home (CODEX_HOME or HOME)"))
+        })?;
+        let path = home.join(format!("{name}.config.toml"));
+        let text = tokio::task::spawn_blocking({
+            let path = path.clone();
+            move || std::fs::read_to_string(path)
+        })
+        .await
+        .map_err(|e| ProviderError::Prepare(format!("reading profile `{name}` stopped: {e}")))?
+        .map_err(|e| {
+            ProviderError::Prepare(format!("profile `{name}`: cannot read {}: {e}", path.display()))
+        })?;
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e| ProviderError::Prepare(format!("profile `{name}`: {}: {e}", path.display())))?;
+        let mut config = serde_json::to_value(table)
+            .ok()
+            .and_then(|v| match v {
+                Value::Object(m) => Some(m),
+                _ => None,
+            })
+            .unwrap_or_default();
+        config.extend(std::mem::take(&mut self.config));
+        self.config = config;
+        Ok(self)
+    }
+
+    /// Puts this back into `meta` (the profile, once read into `config`, left out).
+    pub(crate) fn store(&self, meta: &mut Map<String, Value>) {
+        let mut ours = Map::new();
+        if let Some(t) = &self.developer_instructions {
+            ours.insert("developerInstructions".into(), Value::String(t.clone()));
+        }
+        if let Some(t) = &self.base_instructions {
+            ours.insert("baseInstructions".into(), Value::String(t.clone()));
+        }
+        ours.insert("config".into(), Value::Object(self.config.clone()));
+        meta.insert(META_KEY.into(), Value::Object(ours));
     }
 
     /// The config overrides as `-c key=value` entries (TOML values, keys as given).
@@ -204,6 +262,8 @@ mod tests {
         assert!(err(json!({"config": {"x": null}})).contains("null"));
         assert!(err(json!({"developerInstructions": 1})).contains("must be a string"));
         assert!(err(json!({"bogus": 1})).contains("unknown key"));
+        assert!(err(json!({"profile": "../x"})).contains("profile `../x`"));
+        assert!(err(json!({"profile": "a.b"})).contains("profile `a.b`"));
         assert!(err(json!("x")).contains("must be an object"));
     }
 }

@@ -27,8 +27,10 @@ pub(crate) struct Start {
     pub(crate) developer_instructions: Option<String>,
     /// `base-instructions`: in place of the model's own.
     pub(crate) base_instructions: Option<String>,
+    /// `profile`: a Codex profile (`<codex home>/<profile>.config.toml`).
+    pub(crate) profile: Option<String>,
     /// Codex config overrides for the thread: `config` (but the model and its effort, which
-    /// are session options), `profile`, `compact-prompt`, `include-plan-tool`.
+    /// are session options), `compact-prompt`, `include-plan-tool`.
     pub(crate) codex_config: Map<String, Value>,
 }
 
@@ -102,10 +104,11 @@ impl Start {
             string(args, "developer-instructions")?.filter(|t| !t.trim().is_empty());
         start.base_instructions = string(args, "base-instructions")?.filter(|t| !t.trim().is_empty());
         start.tag = string(args, "tag")?.filter(|t| !t.trim().is_empty());
-        for (key, codex_key) in [("profile", "profile"), ("compact-prompt", "compact_prompt")] {
-            if let Some(value) = string(args, key)? {
-                start.codex_config.insert(codex_key.into(), Value::String(value));
-            }
+        start.profile = string(args, "profile")?;
+        if let Some(value) = string(args, "compact-prompt")? {
+            start
+                .codex_config
+                .insert("compact_prompt".into(), Value::String(value));
         }
         match args.get("include-plan-tool") {
             None | Some(Value::Null) => {}
@@ -157,6 +160,9 @@ impl Start {
         if let Some(text) = &self.base_instructions {
             ours.insert("baseInstructions".into(), Value::String(text.clone()));
         }
+        if let Some(profile) = &self.profile {
+            ours.insert("profile".into(), Value::String(profile.clone()));
+        }
         if !self.codex_config.is_empty() {
             ours.insert("config".into(), Value::Object(self.codex_config.clone()));
         }
@@ -172,7 +178,7 @@ impl Start {
         if self.base_instructions.is_some() {
             names.push("`base-instructions`");
         }
-        if !self.codex_config.is_empty() {
+        if !self.codex_config.is_empty() || self.profile.is_some() {
             names.push("`config`, `profile`, `compact-prompt`, `include-plan-tool`");
         }
         names
@@ -272,8 +278,8 @@ mod tests {
         let meta = Value::Object(s.meta().unwrap());
         assert_eq!(
             meta,
-            json!({"acplb/codex": {"developerInstructions": "be brief",
-                                   "config": {"x": 1, "profile": "p"}}})
+            json!({"acplb/codex": {"developerInstructions": "be brief", "profile": "p",
+                                   "config": {"x": 1}}})
         );
         let plain = Start::parse(&obj(json!({"prompt": "hi", "include-plan-tool": false}))).unwrap();
         assert_eq!(

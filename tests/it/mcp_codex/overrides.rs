@@ -107,6 +107,26 @@ async fn a_calls_instructions_and_config_reach_codex_with_the_plugins_context() 
     // A config override: the plan tool is off for this thread only.
     assert!(!tool_names(&body).contains(&"update_plan".to_owned()), "{body}");
 
+    // `profile` selects a Codex profile (`<codex home>/loud.config.toml`); `config` sets a key directly.
+    std::fs::write(
+        live.env.home().join("loud.config.toml"),
+        "model_verbosity = \"high\"\n",
+    )
+    .unwrap();
+    let verbosity = |body: Value| body["text"]["verbosity"].clone();
+    assert_eq!(verbosity(body), "low", "Codex's default for the mock's model");
+    let loud = tool(&mcp, "codex", json!({"prompt": "hello", "profile": "loud"})).await;
+    assert!(!is_error(&loud), "{loud:?}");
+    assert_eq!(verbosity(last_request(&live)), "high");
+    let medium = tool(
+        &mcp,
+        "codex",
+        json!({"prompt": "hello", "config": {"model_verbosity": "medium"}}),
+    )
+    .await;
+    assert!(!is_error(&medium), "{medium:?}");
+    assert_eq!(verbosity(last_request(&live)), "medium");
+
     // A key that could carry a secret is refused, naming it.
     let secret = tool(
         &mcp,

@@ -18,6 +18,8 @@ pub(crate) struct TurnArgs<'a> {
     pub caller_overrides: &'a [String],
     /// The client's base instructions, as a file (`model_instructions_file`).
     pub base_instructions_file: Option<&'a Path>,
+    /// The client's Codex profile (`--profile`).
+    pub profile: Option<&'a str>,
     pub cwd: &'a Path,
     pub turn: &'a TurnRequest,
     /// `-c` entries registering the session's MCP servers (see `mcp/`; they hold no secret).
@@ -64,6 +66,10 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     }
     for kv in a.mcp_overrides {
         config(kv.clone());
+    }
+    if let Some(profile) = a.profile {
+        args.push("--profile".into());
+        args.push(profile.into());
     }
     args.push("-s".into());
     args.push(
@@ -124,6 +130,7 @@ mod tests {
         let args = strings(&build(&TurnArgs {
             caller_overrides: &["tools.update_plan.enabled=false".into()],
             base_instructions_file: Some(Path::new("/t/base.md")),
+            profile: Some("loud"),
             user_overrides: &["model_provider=\"mock\"".into()],
             cwd: Path::new("/w"),
             turn: &t,
@@ -143,7 +150,10 @@ mod tests {
         assert!(joined.contains("-c sandbox_workspace_write.network_access=true"));
         assert!(joined.contains("-c model=\"gpt-5.5\""));
         assert!(joined.contains(r#"-c developer_instructions="be \"nice\"\nplease""#));
-        assert!(joined.ends_with("-s workspace-write -C /w -- -"), "{joined}");
+        assert!(
+            joined.ends_with("--profile loud -s workspace-write -C /w -- -"),
+            "{joined}"
+        );
         assert!(!joined.contains("resume"));
     }
 
@@ -154,6 +164,7 @@ mod tests {
         let args = strings(&build(&TurnArgs {
             caller_overrides: &[],
             base_instructions_file: None,
+            profile: None,
             user_overrides: &[],
             cwd: Path::new("/w"),
             turn: &t,

@@ -203,6 +203,7 @@ impl CodexSession {
             user_overrides: &self.options.overrides,
             caller_overrides: &caller.overrides(),
             base_instructions_file: base.path(),
+            profile: caller.profile.as_deref(),
             cwd: &self.setup.cwd,
             turn,
             mcp_overrides: &mcp.overrides,
