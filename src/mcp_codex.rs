@@ -21,7 +21,8 @@ use crate::{pipelines, serve, settings};
 pub(crate) fn run(cli: &Cli, args: &CodexArgs) -> anyhow::Result<()> {
     let explicit = pipelines::explicit_source(cli.composer.as_deref());
     let checked_now = explicit.is_some();
-    let plugins = pipelines::load(explicit)?;
+    // `--identity` is the identity of every session's `atm-identity` too, not only a filter.
+    let plugins = pipelines::load_as(explicit, args.identity.clone())?;
     let cwd = std::env::current_dir().context("reading the current directory")?;
     if checked_now {
         pipelines::dry_build(&plugins, &cwd)?;

@@ -29,13 +29,30 @@ pub(crate) fn state_dir() -> Option<PathBuf> {
 
 /// Every built-in plugin: the agent-team ones and `session-summary`.
 pub(crate) fn plugins() -> acplb_core::plugin::registry::Registry {
-    acplb_atm::plugins::registry().with(acplb_core::plugin::summary::SessionSummaryFactory)
+    plugins_as(None)
+}
+
+/// The built-in plugins, `atm-identity` claiming `identity` when given (`--identity`).
+fn plugins_as(identity: Option<String>) -> acplb_core::plugin::registry::Registry {
+    acplb_atm::plugins::registry_for(std::sync::Arc::new(acplb_atm::env::ProcessEnv), identity)
+        .with(acplb_core::plugin::summary::SessionSummaryFactory)
 }
 
 /// The built-in plugins over `explicit` (validated now) or, per session, the workspace's (when
 /// trusted) or the user's composer file.
 pub(crate) fn load(explicit: Option<Source>) -> Result<ComposerPipelines, ComposerError> {
-    Ok(ComposerPipelines::new(plugins(), explicit, user_config_dir())?.with_state_dir(state_dir()))
+    load_as(explicit, None)
+}
+
+/// [`load`], with every session's `atm-identity` identity set to `identity` when given.
+pub(crate) fn load_as(
+    explicit: Option<Source>,
+    identity: Option<String>,
+) -> Result<ComposerPipelines, ComposerError> {
+    Ok(
+        ComposerPipelines::new(plugins_as(identity), explicit, user_config_dir())?
+            .with_state_dir(state_dir()),
+    )
 }
 
 /// Builds the explicit file's plugins once for `cwd` and drops them: building only resolves

@@ -10,6 +10,7 @@
 
 mod adapter;
 pub mod appserver;
+mod caller;
 mod catalog;
 pub mod command;
 pub mod exec;

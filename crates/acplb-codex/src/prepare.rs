@@ -55,14 +55,22 @@ impl Continuation {
 }
 
 /// The developer instructions of a thread (or a turn): the session's and the turn's from
-/// plugins, after the user's own (from `overrides` or Codex's `config.toml`); none when the
-/// plugins add nothing. Reads the user's `config.toml`.
+/// plugins, after the user's own (from `overrides` or Codex's `config.toml`), or after the
+/// client's (`caller`) which take the user's place; none when neither the client nor the
+/// plugins add anything. Reads the user's `config.toml`.
 pub(crate) fn developer_instructions(
     overrides: &[String],
+    caller: Option<&str>,
     session: &[String],
     turn: &[String],
 ) -> Option<String> {
     let added: Vec<String> = session.iter().chain(turn).cloned().collect();
+    if let Some(own) = caller {
+        if added.is_empty() {
+            return Some(own.to_owned());
+        }
+        return instructions::merged(Some(own), &added);
+    }
     if added.is_empty() {
         return None;
     }

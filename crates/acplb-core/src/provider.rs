@@ -196,6 +196,10 @@ pub struct SessionSetup {
     /// Set when a new session branches off a kept one (`session/new` with
     /// `_meta: {"acplb/forkOf": "<session id>"}`): the conversation it starts from.
     pub fork: Option<Fork>,
+    /// The `_meta` of the client's `session/new`, as the client sent it (empty for a loaded
+    /// or resumed session). Core does not read it for the provider: a provider takes the keys
+    /// of its own namespace (the Codex provider: `acplb/codex`).
+    pub meta: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The conversation a loaded or resumed session goes on with.

@@ -23,11 +23,20 @@ pub(crate) struct Start {
     pub(crate) reasoning_effort: Option<String>,
     /// `tag`: a label kept in the thread's registry entry.
     pub(crate) tag: Option<String>,
-    /// What the call asked for that acplb does not apply per session, to say so.
-    pub(crate) ignored: Vec<String>,
-    /// `base-instructions` then `developer-instructions`, put after whatever plugins inject.
-    pub(crate) instructions: Vec<(String, String)>,
+    /// `developer-instructions`: Codex's developer message, with what plugins inject after.
+    pub(crate) developer_instructions: Option<String>,
+    /// `base-instructions`: in place of the model's own.
+    pub(crate) base_instructions: Option<String>,
+    /// `profile`: a Codex profile (`<codex home>/<profile>.config.toml`).
+    pub(crate) profile: Option<String>,
+    /// Codex config overrides for the thread: `config` (but the model and its effort, which
+    /// are session options), `compact-prompt`, `include-plan-tool`.
+    pub(crate) codex_config: Map<String, Value>,
 }
+
+/// The `session/new` `_meta` key the Codex provider reads a session's own instructions and
+/// config from (its `caller.rs`).
+const CODEX_META: &str = "acplb/codex";
 
 /// `codex-reply`: one more turn of a thread.
 #[derive(Debug)]
@@ -91,26 +100,30 @@ impl Start {
         if let Some(config) = object(args, "config")? {
             start.config(config)?;
         }
-        for key in ["base-instructions", "developer-instructions"] {
-            if let Some(text) = string(args, key)?.filter(|t| !t.trim().is_empty()) {
-                start.instructions.push((key.to_owned(), text));
-            }
-        }
+        start.developer_instructions =
+            string(args, "developer-instructions")?.filter(|t| !t.trim().is_empty());
+        start.base_instructions = string(args, "base-instructions")?.filter(|t| !t.trim().is_empty());
         start.tag = string(args, "tag")?.filter(|t| !t.trim().is_empty());
-        for key in ["profile", "compact-prompt"] {
-            if string(args, key)?.is_some() {
-                start.ignored.push(format!("`{key}`"));
-            }
+        start.profile = string(args, "profile")?;
+        if let Some(value) = string(args, "compact-prompt")? {
+            start
+                .codex_config
+                .insert("compact_prompt".into(), Value::String(value));
         }
         match args.get("include-plan-tool") {
-            None | Some(Value::Null | Value::Bool(_)) => {}
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(on)) => {
+                start
+                    .codex_config
+                    .insert("tools.update_plan.enabled".into(), Value::Bool(*on));
+            }
             Some(other) => return Err(format!("`include-plan-tool` must be true or false, not {other}")),
         }
         Ok(start)
     }
 
-    /// `config` overrides: the model and its effort apply to this session; the rest are the
-    /// process's (`acplb -c`), so they are named as ignored.
+    /// `config` overrides: the model and its effort are the session's options; the rest go to
+    /// Codex for this thread.
     fn config(&mut self, config: &Map<String, Value>) -> Result<(), String> {
         for (key, value) in config {
             match (key.as_str(), value) {
@@ -119,7 +132,9 @@ impl Start {
                 ("model" | "model_reasoning_effort", other) => {
                     return Err(format!("`config.{key}` must be a string, not {other}"));
                 }
-                _ => self.ignored.push(format!("`config.{key}`")),
+                _ => {
+                    self.codex_config.insert(key.clone(), value.clone());
+                }
             }
         }
         Ok(())
@@ -135,15 +150,38 @@ impl Start {
         }
     }
 
-    /// The prompt of the first turn: the caller's instructions, then its prompt. Plugins put
-    /// theirs in the session's developer instructions, which this never touches.
-    pub(crate) fn first_prompt(&self) -> String {
-        let mut text = String::new();
-        for (key, body) in &self.instructions {
-            text.extend([&format!("<{key}>\n"), body.as_str(), &format!("\n</{key}>\n\n")]);
+    /// The `session/new` `_meta` that carries the call's instructions and config to Codex
+    /// (none when the call has neither).
+    pub(crate) fn meta(&self) -> Option<Map<String, Value>> {
+        let mut ours = Map::new();
+        if let Some(text) = &self.developer_instructions {
+            ours.insert("developerInstructions".into(), Value::String(text.clone()));
         }
-        text.push_str(&self.prompt);
-        text
+        if let Some(text) = &self.base_instructions {
+            ours.insert("baseInstructions".into(), Value::String(text.clone()));
+        }
+        if let Some(profile) = &self.profile {
+            ours.insert("profile".into(), Value::String(profile.clone()));
+        }
+        if !self.codex_config.is_empty() {
+            ours.insert("config".into(), Value::Object(self.codex_config.clone()));
+        }
+        (!ours.is_empty()).then(|| Map::from_iter([(CODEX_META.to_owned(), Value::Object(ours))]))
+    }
+
+    /// What a thread that already exists (`--resume`) cannot take any more, to say so.
+    pub(crate) fn not_for_resumed(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.developer_instructions.is_some() {
+            names.push("`developer-instructions`");
+        }
+        if self.base_instructions.is_some() {
+            names.push("`base-instructions`");
+        }
+        if !self.codex_config.is_empty() || self.profile.is_some() {
+            names.push("`config`, `profile`, `compact-prompt`, `include-plan-tool`");
+        }
+        names
     }
 }
 
@@ -237,12 +275,23 @@ mod tests {
         assert!(s.never_ask);
         assert_eq!(s.model.as_deref(), Some("m"));
         assert_eq!(s.reasoning_effort.as_deref(), Some("low"));
-        assert_eq!(s.ignored, ["`config.x`", "`profile`"]);
-        assert!(
-            s.first_prompt()
-                .starts_with("<developer-instructions>\nbe brief\n")
+        let meta = Value::Object(s.meta().unwrap());
+        assert_eq!(
+            meta,
+            json!({"acplb/codex": {"developerInstructions": "be brief", "profile": "p",
+                                   "config": {"x": 1}}})
         );
-        assert!(s.first_prompt().ends_with("hi"));
+        let plain = Start::parse(&obj(json!({"prompt": "hi", "include-plan-tool": false}))).unwrap();
+        assert_eq!(
+            Value::Object(plain.meta().unwrap()),
+            json!({"acplb/codex": {"config": {"tools.update_plan.enabled": false}}})
+        );
+        assert!(
+            Start::parse(&obj(json!({"prompt": "hi"})))
+                .unwrap()
+                .meta()
+                .is_none()
+        );
         let r = Reply::parse(&obj(json!({"prompt": "x", "conversationId": "c"}))).unwrap();
         assert_eq!(r.thread, "c");
     }

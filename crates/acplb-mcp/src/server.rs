@@ -14,7 +14,8 @@ use acplb_core::session::options::{MODE, MODEL, REASONING_EFFORT};
 use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    LoadSessionRequest, NewSessionRequest, SessionConfigOptionValue, SessionId, SetSessionConfigOptionRequest,
+    CloseSessionRequest, LoadSessionRequest, NewSessionRequest, SessionConfigOptionValue, SessionId,
+    SetSessionConfigOptionRequest,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
@@ -130,17 +131,10 @@ impl CodexMcp {
             Ok(s) => s,
             Err(e) => return tool_error(format!("codex: cannot start a thread in {}: {e}", cwd.display())),
         };
-        if !start.ignored.is_empty() {
-            self.warn(
-                context,
-                format!("codex: not applied per thread: {}", start.ignored.join(", ")),
-            )
-            .await;
-        }
         self.audit(&session, &start.prompt);
         let ended = self
             .turn(context, start.declines(self.shared.never_ask))
-            .run(&session, start.first_prompt())
+            .run(&session, start.prompt.clone())
             .await;
         if let Some(tag) = start.tag.clone() {
             crate::threads::tag(&self.shared, &session.to_string(), tag).await;
@@ -167,8 +161,17 @@ impl CodexMcp {
             );
             self.warn(context, warning).await;
         }
+        let unapplied = start.not_for_resumed();
+        if !unapplied.is_empty() {
+            let warning = format!(
+                "--resume: thread `{}` exists already; not applied to it: {}",
+                resumed.thread,
+                unapplied.join(", ")
+            );
+            self.warn(context, warning).await;
+        }
         self.audit(&session, &start.prompt);
-        let prompt = resumed.prompt(&start.first_prompt());
+        let prompt = resumed.prompt(&start.prompt);
         let ended = self
             .turn(context, start.declines(self.shared.never_ask))
             .run(&session, prompt)
@@ -207,7 +210,7 @@ impl CodexMcp {
     async fn open_new(&self, cwd: &Path, start: &Start) -> Result<SessionId, String> {
         let created = self
             .cx
-            .send_request(NewSessionRequest::new(cwd))
+            .send_request(NewSessionRequest::new(cwd).meta(start.meta()))
             .block_task()
             .await
             .map_err(|e| e.message)?;
@@ -229,11 +232,21 @@ impl CodexMcp {
                     SessionConfigOptionValue::value_id(value.clone()),
                 );
                 if let Err(e) = self.cx.send_request(req).block_task().await {
+                    self.close(&session).await;
                     return Err(format!("`{id}` = `{value}`: {}", e.message));
                 }
             }
         }
         Ok(session)
+    }
+
+    /// Closes a session the call could not set up, so no thread of it is left open.
+    async fn close(&self, session: &SessionId) {
+        self.lock_open().remove(&session.to_string());
+        let close = CloseSessionRequest::new(session.clone());
+        if let Err(e) = self.cx.send_request(close).block_task().await {
+            tracing::warn!(%session, error = %e.message, "cannot close a thread that could not be set up");
+        }
     }
 
     /// The session of `thread`: open here already, else loaded from where acplb keeps it.

@@ -92,6 +92,13 @@ async fn junk_on_stdin_and_arguments_of_every_wrong_shape_never_stop_the_server(
         json!({"prompt": "x", "include-plan-tool": "yes"}),
         json!({"prompt": "x", "config": {"model": 5}}),
         json!({"prompt": "x", "approval-policy": "always"}),
+        json!({"prompt": "x", "base-instructions": 5}),
+        // Config keys that would add a second override, carry a secret, or say nothing.
+        json!({"prompt": "x", "config": {"model=\"x\"\nsandbox_mode": "y"}}),
+        json!({"prompt": "x", "config": {"a b": 1}}),
+        json!({"prompt": "x", "config": {"mcp_servers.evil.env.TOKEN": "s3cr3t-value"}}),
+        json!({"prompt": "x", "config": {"model_providers.p.experimental_bearer_token": "s3cr3t-value"}}),
+        json!({"prompt": "x", "config": {"x": null}}),
     ];
     for (i, args) in wrong_shapes.iter().enumerate() {
         let answer = raw.call(10 + i as u64, "codex", args.clone()).await;
@@ -126,6 +133,10 @@ async fn junk_on_stdin_and_arguments_of_every_wrong_shape_never_stop_the_server(
     drop(raw);
     let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
     assert_eq!(code, Some(0), "{}", live.acplb.stderr());
+    assert!(
+        !live.acplb.stderr().contains("s3cr3t-value"),
+        "a refused secret is not logged"
+    );
 }
 
 /// A server whose call runs `sleep 30` now; its client, and the test's Codex marker.
@@ -222,4 +233,27 @@ async fn a_role_that_is_not_there_stops_at_start_naming_the_roles_there_are() {
         "{}",
         live.acplb.stderr()
     );
+}
+
+#[tokio::test]
+async fn an_identity_that_is_no_name_stops_at_start_naming_it() {
+    let team = crate::atm::Team::new(crate::atm::TEAM_PLUGINS);
+    let composer = team.composer();
+    let mut live = Live::start_with(
+        MockConfig::default(),
+        &["--composer", &composer, "mcp", "codex", "--identity", "../../etc"],
+        &team.env(),
+    );
+    let (code, _) = live.acplb.wait_exit(Duration::from_secs(20)).await;
+    assert_ne!(code, Some(0));
+    assert!(
+        eventually(Duration::from_secs(5), || live
+            .acplb
+            .stderr()
+            .contains("--identity `../../etc`"))
+        .await,
+        "{}",
+        live.acplb.stderr()
+    );
+    assert!(!team.home().join("etc.lock").exists());
 }

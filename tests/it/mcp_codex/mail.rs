@@ -75,3 +75,42 @@ async fn the_mail_tools_send_and_read_as_the_resolved_identity() {
     assert_eq!(listed["identity"], "arch-ctm", "{threads}");
     mcp.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn identity_flag_is_the_identity_of_the_threads_plugins_too() {
+    // composer.toml says `arch-ctm`; `--identity` wins for the sessions' `atm-identity` too.
+    let team = Team::new(TEAM_PLUGINS);
+    let composer = team.composer();
+    let mut live = start(
+        MockConfig::default(),
+        &["--composer", &composer, "--identity", "qa-bot"],
+        &team.env(),
+    );
+    let mcp = connect(&mut live, Recorder::default()).await;
+    let turn = tool(&mcp, "codex", json!({"prompt": "hello there"})).await;
+    assert_eq!(
+        text(&turn),
+        "Hello from the mock model.",
+        "{turn:?}\n{}",
+        live.acplb.stderr()
+    );
+    assert!(team.lock("qa-bot").is_file(), "the thread claims `qa-bot`");
+    assert!(
+        !team.lock("arch-ctm").exists(),
+        "composer.toml's identity is not claimed"
+    );
+    let body = live.mock.requests().last().unwrap().body.to_string();
+    assert!(body.contains("Identity:  qa-bot"), "{body}");
+    assert!(!body.contains("Identity:  arch-ctm"), "{body}");
+    let thread = thread_of(&turn);
+    let threads = tool(&mcp, "codex_threads", json!({}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(threads["threads"][0]["threadId"], thread.as_str(), "{threads}");
+    assert_eq!(threads["threads"][0]["identity"], "qa-bot", "{threads}");
+    let sent = tool(&mcp, "atm_send", json!({"to": "bob", "message": "hi"})).await;
+    assert!(!is_error(&sent), "{sent:?}");
+    assert_eq!(team.inbox("bob")[0]["from"], "qa-bot");
+    mcp.cancel().await.unwrap();
+}

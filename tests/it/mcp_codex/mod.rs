@@ -5,6 +5,7 @@
 mod approvals;
 mod client;
 mod mail;
+mod overrides;
 mod resume;
 pub mod roles;
 mod stops;

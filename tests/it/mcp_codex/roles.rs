@@ -50,21 +50,32 @@ async fn a_role_sets_the_model_and_instructions_of_every_thread() {
     // A call's own model wins over the role's; it must be one the model list offers.
     let own = tool(&mcp, "codex", json!({"prompt": "hello", "model": "gpt-5.5"})).await;
     assert!(last_request(&live).contains("\"model\":\"gpt-5.5\""), "{own:?}");
+    let status = |mcp| async move {
+        tool(mcp, "codex_status", json!({}))
+            .await
+            .structured_content
+            .unwrap()
+    };
+    let open_before = status(&mcp).await["openThreads"].clone();
     let unknown = tool(
         &mcp,
         "codex",
         json!({"prompt": "hello", "model": "no-such-model"}),
     )
     .await;
+    // The session made for the call is not left open.
+    assert_eq!(status(&mcp).await["openThreads"], open_before);
+    let threads = tool(&mcp, "codex_threads", json!({}))
+        .await
+        .structured_content
+        .unwrap();
+    assert_eq!(threads["threads"][0]["status"], "closed", "{threads}");
     assert!(is_error(&unknown));
     assert!(
         text(&unknown).contains("`no-such-model` is not a value of config option `model`"),
         "{unknown:?}"
     );
-    let status = tool(&mcp, "codex_status", json!({}))
-        .await
-        .structured_content
-        .unwrap();
+    let status = status(&mcp).await;
     assert_eq!(status["role"], "quick", "{status}");
     mcp.cancel().await.unwrap();
 }

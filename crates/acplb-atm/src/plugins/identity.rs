@@ -42,6 +42,9 @@ const PARAMS: &[ParamSpec] = &[
 /// Builds [`AtmIdentity`] plugins.
 pub struct AtmIdentityFactory {
     env: Arc<dyn EnvSource>,
+    /// An identity the program was told (`acplb mcp codex --identity`): it takes the place
+    /// of composer.toml's `identity` and of the environment.
+    identity: Option<String>,
 }
 
 impl std::fmt::Debug for AtmIdentityFactory {
@@ -53,7 +56,15 @@ impl std::fmt::Debug for AtmIdentityFactory {
 impl AtmIdentityFactory {
     /// A factory resolving against `env`.
     pub fn new(env: Arc<dyn EnvSource>) -> Self {
-        Self { env }
+        Self { env, identity: None }
+    }
+
+    /// The same factory with every session's identity set to `identity` (an explicit
+    /// `--identity`), whatever composer.toml or the environment says.
+    #[must_use]
+    pub fn with_identity(mut self, identity: Option<String>) -> Self {
+        self.identity = identity;
+        self
     }
 }
 
@@ -94,8 +105,11 @@ impl PluginFactory for AtmIdentityFactory {
             first: &overlay,
             then: self.env.as_ref(),
         };
-        let resolved =
-            resolve(params.str("identity"), params.str("team"), &env, &ctx.cwd).map_err(|e| e.to_string())?;
+        if let Some(name) = &self.identity {
+            crate::names::sanitize(name).map_err(|e| format!("--identity `{name}`: {e}"))?;
+        }
+        let requested = self.identity.as_deref().or(params.str("identity"));
+        let resolved = resolve(requested, params.str("team"), &env, &ctx.cwd).map_err(|e| e.to_string())?;
         let sessions_dir = crate::env::agent_sessions_dir(&env, &resolved.team).ok_or_else(|| {
             "cannot place the identity lock: set `atm_home`, `ATM_HOME` or `HOME`".to_owned()
         })?;
@@ -107,11 +121,15 @@ impl PluginFactory for AtmIdentityFactory {
             "env HOME".to_owned()
         };
         let home = crate::env::atm_home(&env).unwrap_or_default();
-        let identity_origin = origin_of(
-            &resolved.identity_source,
-            params.origin("identity"),
-            vars::IDENTITY,
-        );
+        let identity_origin = if self.identity.is_some() {
+            "--identity".to_owned()
+        } else {
+            origin_of(
+                &resolved.identity_source,
+                params.origin("identity"),
+                vars::IDENTITY,
+            )
+        };
         let report = vec![
             Resolved {
                 key: "identity".into(),

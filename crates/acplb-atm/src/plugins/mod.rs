@@ -48,8 +48,14 @@ pub fn registry() -> Registry {
 
 /// Every built-in plugin, reading `env` instead of the process environment (for tests).
 pub fn registry_with_env(env: Arc<dyn EnvSource>) -> Registry {
+    registry_for(env, None)
+}
+
+/// The plugins over `env`, with every session's `atm-identity` identity set to `identity`
+/// when given (`acplb mcp codex --identity`).
+pub fn registry_for(env: Arc<dyn EnvSource>, identity: Option<String>) -> Registry {
     Registry::default()
-        .with(AtmIdentityFactory::new(Arc::clone(&env)))
+        .with(AtmIdentityFactory::new(Arc::clone(&env)).with_identity(identity))
         .with(AtmMailFactory::new(Arc::clone(&env)))
         .with(AuditFactory::new(env))
 }

@@ -106,8 +106,18 @@ impl ProviderAdapter for CodexAdapter {
     }
 
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
+        // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
+        let caller = crate::caller::Caller::of(&setup)?;
         let session = match &self.server {
-            Some(server) => appserver::open_session(server, setup),
+            Some(server) => {
+                // The app-server takes no `--profile` per thread: the profile's keys become
+                // the thread's config overrides.
+                let mut setup = setup;
+                if caller.profile.is_some() {
+                    caller.with_profile_file().await?.store(&mut setup.meta);
+                }
+                appserver::open_session(server, setup)
+            }
             None => exec::open_session(&self.options, setup),
         };
         // Asked after the session began opening: on app-server its thread starts meanwhile.

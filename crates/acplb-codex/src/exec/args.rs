@@ -13,6 +13,13 @@ use acplb_core::toml_text::basic as toml_str;
 pub(crate) struct TurnArgs<'a> {
     /// `-c key=value` overrides the user gave acplb, passed first so ours win where they must.
     pub user_overrides: &'a [String],
+    /// The client's `-c` overrides for its session (`caller.rs`): after Codex's defaults
+    /// (the plan tool), before what acplb must decide (model, instructions, MCP servers).
+    pub caller_overrides: &'a [String],
+    /// The client's base instructions, as a file (`model_instructions_file`).
+    pub base_instructions_file: Option<&'a Path>,
+    /// The client's Codex profile (`--profile`).
+    pub profile: Option<&'a str>,
     pub cwd: &'a Path,
     pub turn: &'a TurnRequest,
     /// `-c` entries registering the session's MCP servers (see `mcp/`; they hold no secret).
@@ -35,6 +42,15 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     }
     // Plans reach the editor only when Codex's plan tool is on; it is off by default.
     config("tools.update_plan.enabled=true".into());
+    for o in a.caller_overrides {
+        config(o.clone());
+    }
+    if let Some(file) = a.base_instructions_file {
+        config(format!(
+            "model_instructions_file={}",
+            toml_str(&file.to_string_lossy())
+        ));
+    }
     let sandbox = a.turn.mode.sandbox(a.turn.settings.network_access);
     if let Sandbox::WorkspaceWrite { network } = sandbox {
         config(format!("sandbox_workspace_write.network_access={network}"));
@@ -50,6 +66,10 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     }
     for kv in a.mcp_overrides {
         config(kv.clone());
+    }
+    if let Some(profile) = a.profile {
+        args.push("--profile".into());
+        args.push(profile.into());
     }
     args.push("-s".into());
     args.push(
@@ -108,6 +128,9 @@ mod tests {
     fn first_turn_in_auto_with_network() {
         let t = turn(Mode::Auto, true);
         let args = strings(&build(&TurnArgs {
+            caller_overrides: &["tools.update_plan.enabled=false".into()],
+            base_instructions_file: Some(Path::new("/t/base.md")),
+            profile: Some("loud"),
             user_overrides: &["model_provider=\"mock\"".into()],
             cwd: Path::new("/w"),
             turn: &t,
@@ -121,10 +144,16 @@ mod tests {
             joined.starts_with("exec --json --skip-git-repo-check -c model_provider=\"mock\""),
             "{joined}"
         );
+        assert!(joined.contains(
+            "-c tools.update_plan.enabled=true -c tools.update_plan.enabled=false -c model_instructions_file=\"/t/base.md\""
+        ));
         assert!(joined.contains("-c sandbox_workspace_write.network_access=true"));
         assert!(joined.contains("-c model=\"gpt-5.5\""));
         assert!(joined.contains(r#"-c developer_instructions="be \"nice\"\nplease""#));
-        assert!(joined.ends_with("-s workspace-write -C /w -- -"), "{joined}");
+        assert!(
+            joined.ends_with("--profile loud -s workspace-write -C /w -- -"),
+            "{joined}"
+        );
         assert!(!joined.contains("resume"));
     }
 
@@ -133,6 +162,9 @@ mod tests {
         let t = turn(Mode::ReadOnly, true);
         let images = vec![PathBuf::from("/tmp/a.png")];
         let args = strings(&build(&TurnArgs {
+            caller_overrides: &[],
+            base_instructions_file: None,
+            profile: None,
             user_overrides: &[],
             cwd: Path::new("/w"),
             turn: &t,

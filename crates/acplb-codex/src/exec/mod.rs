@@ -24,6 +24,7 @@ use async_trait::async_trait;
 use self::args::TurnArgs;
 use self::decode::{DecoderOptions, Totals};
 use self::turn::{End, TurnStream};
+use crate::caller::{BaseInstructions, Caller};
 use crate::images::ImageFiles;
 use crate::mcp;
 use crate::options::{CodexOptions, SSE_REFUSAL, child_env};
@@ -130,13 +131,15 @@ impl CodexSession {
         }
         check_prompt(&turn.prompt.text)?;
         let images = ImageFiles::write(&turn.prompt.images).await?;
+        let caller = Caller::of(&self.setup)?;
+        let base = BaseInstructions::write(caller.base_instructions.clone()).await?;
         let mut transcript = Transcript::open(
             self.options.transcript_dir.as_deref(),
             &self.setup.session_id,
             self.turns,
             self.secrets.clone(),
         );
-        let mut process = self.spawn(&turn, &images, &mut transcript)?;
+        let mut process = self.spawn(&turn, &images, (&caller, &base), &mut transcript)?;
         // Snapshot only when the turn may write; it runs while Codex starts up.
         let snapshot = (turn.mode != Mode::ReadOnly).then(|| {
             let cwd = self.setup.cwd.clone();
@@ -191,17 +194,22 @@ impl CodexSession {
         &self,
         turn: &TurnRequest,
         images: &ImageFiles,
+        (caller, base): (&Caller, &BaseInstructions),
         transcript: &mut Transcript,
     ) -> Result<Process, ProviderError> {
         let mcp = mcp::config(&self.setup.mcp_servers, self.options.mcp_launcher.as_ref())
             .map_err(ProviderError::Prepare)?;
         let args = args::build(&TurnArgs {
             user_overrides: &self.options.overrides,
+            caller_overrides: &caller.overrides(),
+            base_instructions_file: base.path(),
+            profile: caller.profile.as_deref(),
             cwd: &self.setup.cwd,
             turn,
             mcp_overrides: &mcp.overrides,
             developer_instructions: developer_instructions(
                 &self.options.overrides,
+                caller.developer_instructions.as_deref(),
                 &self.setup.developer_instructions,
                 &turn.developer_instructions,
             ),

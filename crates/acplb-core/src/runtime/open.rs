@@ -38,6 +38,8 @@ pub(super) enum Reply {
     New {
         responder: Responder<NewSessionResponse>,
         fork_of: Option<String>,
+        /// The request's `_meta`, for the provider.
+        meta: serde_json::Map<String, serde_json::Value>,
     },
     Load(Responder<LoadSessionResponse>),
     Resume(Responder<ResumeSessionResponse>),
@@ -157,9 +159,9 @@ impl Store {
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let earlier = !matches!(reply, Reply::New { .. });
-        let fork_of = match &reply {
-            Reply::New { fork_of, .. } => fork_of.clone(),
-            _ => None,
+        let (fork_of, meta) = match &reply {
+            Reply::New { fork_of, meta, .. } => (fork_of.clone(), meta.clone()),
+            _ => (None, serde_json::Map::new()),
         };
         let pending = PendingSession { cwd, reply, cx };
         // Opening may wait (files, never a child being ready); the store goes on meanwhile.
@@ -181,6 +183,7 @@ impl Store {
                     client_shows_notices: shows_notices,
                     resume: None,
                     fork: None,
+                    meta,
                 };
                 // A new session's journal is created once its plugins accepted it, before its
                 // provider side opens (ADR 0012: a folder and a file on a local disk take

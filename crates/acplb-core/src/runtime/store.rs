@@ -201,7 +201,11 @@ impl Store {
                     id,
                     req.cwd,
                     req.mcp_servers,
-                    Reply::New { responder, fork_of },
+                    Reply::New {
+                        responder,
+                        fork_of,
+                        meta: req.meta.clone().unwrap_or_default(),
+                    },
                     cx,
                 );
             }

@@ -64,6 +64,9 @@ pub(crate) struct ThreadStart {
     pub(crate) config: serde_json::Map<String, Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) developer_instructions: Option<String>,
+    /// The client's base instructions, in place of the model's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) base_instructions: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
 }
@@ -195,6 +198,7 @@ mod tests {
             sandbox: "read-only",
             config: serde_json::Map::new(),
             developer_instructions: None,
+            base_instructions: None,
             model: Some("m".into()),
         };
         let resume = ThreadResume {

@@ -15,6 +15,7 @@ use crate::appserver::protocol::Request as _;
 use crate::appserver::protocol::requests::{ThreadFork, ThreadResume, ThreadStart};
 use crate::appserver::rpc::RpcFailure;
 use crate::appserver::server::Conn;
+use crate::caller::Caller;
 use crate::prepare::developer_instructions;
 use crate::transcript::Transcript;
 
@@ -33,8 +34,13 @@ impl AppSession {
         settings: &SessionSettings,
         turn_instructions: &[String],
     ) -> Result<ThreadStart, ProviderError> {
-        let config = config::thread_config(&self.setup.mcp_servers, &self.setup.env)
-            .map_err(ProviderError::Prepare)?;
+        let caller = Caller::of(&self.setup)?;
+        // The client's overrides first: the session's MCP servers and environment win.
+        let mut config = caller.config.clone();
+        config.extend(
+            config::thread_config(&self.setup.mcp_servers, &self.setup.env)
+                .map_err(ProviderError::Prepare)?,
+        );
         Ok(ThreadStart {
             cwd: self.setup.cwd.clone(),
             approval_policy: config::approval_policy(mode),
@@ -42,9 +48,11 @@ impl AppSession {
             config,
             developer_instructions: developer_instructions(
                 &self.server.options().overrides,
+                caller.developer_instructions.as_deref(),
                 &self.setup.developer_instructions,
                 turn_instructions,
             ),
+            base_instructions: caller.base_instructions,
             model: settings.model.clone(),
         })
     }
