@@ -31,7 +31,7 @@ pub enum Mailbox {
     /// `config.json`.
     Files(Arc<MailStore>),
     /// The `atm` CLI of ATM ≥ 1.2 (mail in ATM's daemon): the unread count is polled, and the
-    /// replies sent through it are kept in the worker's [`Ledger`].
+    /// replies sent through it are kept in the worker's reply ledger.
     AtmCli(Arc<AtmCli>),
 }
 
