@@ -162,9 +162,19 @@ async fn a_hung_codex_fails_the_health_check_and_the_worker_restarts() {
     // Freeze bob's app-server: alive, but answering nothing.
     let frozen = rig.codex_processes();
     assert!(!frozen.is_empty());
+    // A process listed a moment ago may have ended since (ESRCH): it needs no freezing.
+    let mut stopped = 0;
     for pid in &frozen {
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGSTOP).unwrap();
+        match nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), Signal::SIGSTOP) {
+            Ok(()) => stopped += 1,
+            Err(nix::errno::Errno::ESRCH) => {}
+            Err(e) => panic!("SIGSTOP {pid}: {e}"),
+        }
     }
+    assert!(
+        stopped > 0,
+        "none of bob's Codex processes was left to freeze: {frozen:?}"
+    );
     let start = std::time::Instant::now();
     loop {
         let bob = rig.worker("bob@demo").await;
