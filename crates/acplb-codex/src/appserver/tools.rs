@@ -21,6 +21,7 @@ use crate::items::{self, ErrorItem, ItemStatus, McpResult, McpToolCall, WebSearc
 use crate::output::{StreamedOutput, bounded_string, fenced_bounded};
 use crate::render::DecoderOptions;
 use crate::render::edits::display_path;
+use crate::render::emit::ended;
 use crate::render::tools::{command_finish, mcp_call, mcp_finish, short_title, web_call, web_finish};
 
 /// A tool item of any kind Codex reports.
@@ -329,11 +330,7 @@ fn dynamic_finish(item: &DynamicToolItem, opts: &DecoderOptions) -> ToolCallUpda
         })
         .collect();
     ToolCallUpdateFields::new()
-        .status(if failed {
-            ToolCallStatus::Failed
-        } else {
-            ToolCallStatus::Completed
-        })
+        .status(ended(failed))
         .content(content)
         .raw_output(json!({ "status": item_status(&item.status).as_str(), "success": item.success }))
 }

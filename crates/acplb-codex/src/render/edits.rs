@@ -14,6 +14,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::json;
 
 use super::DecoderOptions;
+use super::emit::ended;
 use crate::items::{ChangeKind, FileChange, ItemStatus};
 
 /// What a file contained before a change, as far as the caller knows.
@@ -102,11 +103,7 @@ pub(crate) fn edit_finish(
         diffs(item, befores, files, opts)
     };
     ToolCallUpdateFields::new()
-        .status(if failed {
-            ToolCallStatus::Failed
-        } else {
-            ToolCallStatus::Completed
-        })
+        .status(ended(failed))
         .content(content)
         .raw_output(json!({ "status": item.status.as_str() }))
 }

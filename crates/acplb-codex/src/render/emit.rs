@@ -3,7 +3,8 @@
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, MessageId, Notice, NoticeSeverity, Plan, PlanEntry, PlanEntryPriority,
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallUpdate, ToolCallUpdateFields, UsageUpdate,
+    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, UsageUpdate,
 };
 
 use crate::items::TodoList;
@@ -48,6 +49,15 @@ pub(crate) fn warning_notice(out: &mut Vec<SessionUpdate>, title: String) {
 }
 
 /// A tool call the user has not seen yet (started, or already finished).
+/// The status a finished tool call ends with.
+pub(crate) fn ended(failed: bool) -> ToolCallStatus {
+    if failed {
+        ToolCallStatus::Failed
+    } else {
+        ToolCallStatus::Completed
+    }
+}
+
 pub(crate) fn tool_started(out: &mut Vec<SessionUpdate>, call: ToolCall) {
     out.push(SessionUpdate::ToolCall(call));
 }

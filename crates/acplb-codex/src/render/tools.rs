@@ -8,6 +8,7 @@ use agent_client_protocol::v1::schema::{
 use serde_json::{Value, json};
 
 use super::DecoderOptions;
+use super::emit::ended;
 use crate::command::{self, CommandClass};
 use crate::items::{CommandExecution, ItemStatus, McpToolCall, WebSearch};
 use crate::output::{bounded_string, fenced_bounded, fenced_bounded_owned};
@@ -101,11 +102,7 @@ pub(crate) fn mcp_finish(item: &McpToolCall, opts: &DecoderOptions) -> ToolCallU
     let structured = item.result.as_ref().and_then(|r| r.structured_content.clone());
     let error = item.error.as_ref().map(|e| e.message.clone());
     ToolCallUpdateFields::new()
-        .status(if failed {
-            ToolCallStatus::Failed
-        } else {
-            ToolCallStatus::Completed
-        })
+        .status(ended(failed))
         .content(content)
         .raw_output(json!({
             "status": item.status.as_str(),
