@@ -276,8 +276,19 @@ async fn stdout_carries_only_json_rpc_even_with_debug_logs() {
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"session/new\",\"params\":{{\"cwd\":\"{cwd}\",\"mcpServers\":[]}}}}\nnot json at all\n"
     );
     stdin.write_all(new.as_bytes()).await.unwrap();
-    drop(stdin);
+    // Both answers are read before hanging up: a request still in flight when the client
+    // closes its side is not answered (the connection is gone), which is not what this checks.
     let mut all = vec![first];
+    let answered = |all: &[String]| {
+        all.iter().any(|l| l.contains("\"id\":1")) && all.iter().any(|l| l.contains("-32700"))
+    };
+    while !answered(&all) {
+        match lines.next_line().await.unwrap() {
+            Some(l) => all.push(l),
+            None => break,
+        }
+    }
+    drop(stdin);
     while let Some(l) = lines.next_line().await.unwrap() {
         all.push(l);
     }
