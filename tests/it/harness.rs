@@ -233,6 +233,12 @@ impl Acplb {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// What acplb writes to stderr, readable while [`client`](Self::client) runs.
+    pub fn stderr_reader(&self) -> impl Fn() -> String + Send + 'static {
+        let stderr = self.stderr.clone();
+        move || stderr.lock().unwrap().clone()
+    }
+
     /// Runs `main` as an ACP client connected to this acplb's stdio; when `main` returns the
     /// client closes acplb's stdin.
     pub async fn client<R: Send + 'static>(

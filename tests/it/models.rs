@@ -1,6 +1,7 @@
 //! The model option is what Codex's `model/list` says, on both transports: the listed models
-//! (hidden ones left out, the configured one kept), each with its own reasoning efforts, and a
-//! change of the list is seen by the next session that opens.
+//! (hidden ones left out, the configured one kept), each with its own reasoning efforts. A
+//! session opens with the list Codex gave last and Codex is asked again behind it: a list that
+//! changed reaches the session as a `config_option_update`.
 //!
 //! What changes the list of a running Codex: a provider's `model_catalog_url`, which Codex
 //! fetches and caches in `$CODEX_HOME/models_cache.json` (five minutes). `model_catalog_json` is
@@ -17,7 +18,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
-use crate::harness::{open_session, prompt};
+use crate::harness::{Updates, eventually, open_session, prompt};
 use crate::live::{Live, assert_end_turn};
 
 /// Serves the file at `path` (read at each request) to any GET on 127.0.0.1; its URL.
@@ -103,6 +104,25 @@ pub fn values(response: &impl serde::Serialize, id: &str) -> Vec<String> {
         .collect()
 }
 
+/// The model values of the last `config_option_update` session `id` got, once one offers
+/// `model` (empty when none did within 20 s).
+pub async fn updated_models(updates: &Updates, id: &str, model: &str) -> Vec<String> {
+    let last = || {
+        updates
+            .all_with_sessions()
+            .into_iter()
+            .filter(|(s, u)| s == id && u["sessionUpdate"] == "config_option_update")
+            .map(|(_, u)| values(&u, "model"))
+            .next_back()
+            .unwrap_or_default()
+    };
+    eventually(std::time::Duration::from_secs(20), || {
+        last().iter().any(|m| m == model)
+    })
+    .await;
+    last()
+}
+
 fn write_catalog(path: &Path, models: &[Value]) {
     std::fs::write(path, serde_json::to_vec(&json!({ "models": models })).unwrap()).unwrap();
 }
@@ -123,10 +143,12 @@ async fn the_model_option_is_what_codex_lists_with_each_models_efforts_and_follo
     let ws = live.workspace();
     let home = live.env.home();
     let updates = live.updates.clone();
-    let (first, chosen, turn, second) = live
+    let (first, listed, chosen, turn, second, relisted) = live
         .acplb
         .client(&updates, async |cx| {
             let (_, first) = open_session(&cx, &ws).await?;
+            let id = first.session_id.to_string();
+            let listed = updated_models(&updates, &id, "mock-alpha").await;
             let chosen = cx
                 .send_request(SetSessionConfigOptionRequest::new(
                     first.session_id.clone(),
@@ -147,13 +169,20 @@ async fn the_model_option_is_what_codex_lists_with_each_models_efforts_and_follo
             );
             std::fs::remove_file(home.join("models_cache.json")).expect("Codex cached the list");
             let second = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            Ok((first, chosen, turn, second))
+            let id = second.session_id.to_string();
+            let relisted = updated_models(&updates, &id, "mock-gamma").await;
+            Ok((first, listed, chosen, turn, second, relisted))
         })
         .await
         .unwrap();
     let stderr = live.acplb.stderr();
+    // The first session opened before Codex answered: the compiled-in list, then Codex's.
+    assert!(
+        values(&first, "model").iter().any(|m| m == "gpt-6.1-sol"),
+        "{first:?}"
+    );
     // The configured model (gpt-5.5, not listed) stays first and current; hidden beta is left out.
-    assert_eq!(values(&first, "model"), ["gpt-5.5", "mock-alpha"], "{stderr}");
+    assert_eq!(listed, ["gpt-5.5", "mock-alpha"], "{stderr}");
     assert_eq!(values(&chosen, "reasoning_effort"), ["default", "low", "medium"]);
     assert_end_turn(&turn.unwrap().stop_reason);
     let asked = live.mock.requests();
@@ -162,10 +191,8 @@ async fn the_model_option_is_what_codex_lists_with_each_models_efforts_and_follo
         "mock-alpha",
         "the chosen model runs"
     );
-    assert_eq!(
-        values(&second, "model"),
-        ["gpt-5.5", "mock-alpha", "mock-gamma"],
-        "{stderr}"
-    );
+    // The second session opens with the list Codex gave last, then gets the changed one.
+    assert_eq!(values(&second, "model"), ["gpt-5.5", "mock-alpha"], "{stderr}");
+    assert_eq!(relisted, ["gpt-5.5", "mock-alpha", "mock-gamma"], "{stderr}");
     assert!(!stderr.contains("the model option offers"), "{stderr}");
 }

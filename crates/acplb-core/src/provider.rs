@@ -343,4 +343,11 @@ pub trait ProviderSession {
     fn catalog(&self) -> Option<OptionCatalog> {
         None
     }
+
+    /// The models and efforts the provider learns after the session opened (it asked its
+    /// backend again), each newer than [`catalog`](Self::catalog)'s; the session shows each to
+    /// the editor as a `config_option_update`. Taken once, when the session starts.
+    fn catalog_updates(&mut self) -> Option<tokio::sync::watch::Receiver<OptionCatalog>> {
+        None
+    }
 }

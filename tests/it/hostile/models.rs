@@ -4,12 +4,14 @@
 
 use std::path::Path;
 
-use crate::harness::{Acplb, Updates, open_session};
+use crate::harness::{Acplb, Updates, eventually, open_session};
 use crate::models::values;
 
 use super::stand_in::{app_server_listing, spawn_app_server};
 
-async fn model_option_with(dir: &Path, on_list: &str, transport: &str) -> (Vec<String>, String) {
+/// The models a session offers when Codex's list is `on_list`, and acplb's stderr once it said
+/// `why` (Codex is asked behind the session's opening).
+async fn model_option_with(dir: &Path, on_list: &str, why: &str, transport: &str) -> (Vec<String>, String) {
     let codex = app_server_listing(dir, "", on_list);
     let mut acplb: Acplb = if transport == "exec" {
         let vars = vec![("ACPLB_CODEX".to_owned(), codex.display().to_string())];
@@ -18,9 +20,13 @@ async fn model_option_with(dir: &Path, on_list: &str, transport: &str) -> (Vec<S
         spawn_app_server(dir, &codex, &[])
     };
     let cwd = dir.to_owned();
+    let stderr = acplb.stderr_reader();
     let session = acplb
         .client(&Updates::default(), async |cx| {
-            Ok(open_session(&cx, &cwd).await?.1)
+            let session = open_session(&cx, &cwd).await?.1;
+            // Connected until Codex was asked (behind the opening) and acplb said why not.
+            eventually(std::time::Duration::from_secs(20), || stderr().contains(why)).await;
+            Ok(session)
         })
         .await
         .expect("session/new opens although the list failed");
@@ -43,7 +49,7 @@ async fn a_model_list_that_is_garbage_or_refused_falls_back_with_a_warning() {
     for transport in ["app-server", "exec"] {
         for (on_list, why) in answers {
             let dir = tempfile::tempdir().unwrap();
-            let (models, stderr) = model_option_with(dir.path(), on_list, transport).await;
+            let (models, stderr) = model_option_with(dir.path(), on_list, why, transport).await;
             assert!(
                 models.iter().any(|m| m == "gpt-6.1-sol"),
                 "{transport}: the compiled-in list is offered: {models:?}\n{stderr}"
@@ -54,5 +60,39 @@ async fn a_model_list_that_is_garbage_or_refused_falls_back_with_a_warning() {
                 "{transport}: {stderr}"
             );
         }
+    }
+}
+
+/// A Codex that never answers `model/list` does not hold `session/new` up: the session opens
+/// with what acplb offers before any list (Codex is asked behind the answer, for up to 10 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_list_that_never_comes_does_not_hold_a_session_up() {
+    for transport in ["app-server", "exec"] {
+        let dir = tempfile::tempdir().unwrap();
+        let codex = app_server_listing(dir.path(), "", ":");
+        let mut acplb: Acplb = if transport == "exec" {
+            let vars = vec![("ACPLB_CODEX".to_owned(), codex.display().to_string())];
+            Acplb::spawn(&["--transport", "exec"], &vars, dir.path())
+        } else {
+            spawn_app_server(dir.path(), &codex, &[])
+        };
+        let cwd = dir.path().to_owned();
+        let opened = acplb
+            .client(&Updates::default(), async |cx| {
+                // Well inside the 10 s an ask may take: an opening that waited for it fails here.
+                let open = open_session(&cx, &cwd);
+                Ok(tokio::time::timeout(std::time::Duration::from_secs(5), open).await)
+            })
+            .await
+            .unwrap();
+        let session = opened
+            .unwrap_or_else(|_| panic!("{transport}: session/new waited for the model list"))
+            .expect("session/new opens")
+            .1;
+        assert!(
+            values(&session, "model").iter().any(|m| m == "gpt-6.1-sol"),
+            "{transport}: {}",
+            acplb.stderr()
+        );
     }
 }

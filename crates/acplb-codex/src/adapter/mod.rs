@@ -66,7 +66,7 @@ pub struct CodexAdapter {
     capabilities: ProviderCapabilities,
     /// The shared `codex app-server`, started with the first session.
     server: Option<AppServer>,
-    /// The models Codex lists, asked again whenever a session opens.
+    /// The models Codex lists, asked again (behind the answer) whenever a session opens.
     models: LiveModels,
 }
 
@@ -120,9 +120,14 @@ impl ProviderAdapter for CodexAdapter {
             }
             None => exec::open_session(&self.options, setup),
         };
-        // Asked after the session began opening: on app-server its thread starts meanwhile.
-        let catalog = self.models.refresh(self.server.as_ref()).await;
-        Ok(Box::new(Offering { session, catalog }))
+        // The session offers what Codex listed last; Codex is asked again behind it.
+        let (catalog, updates) = self.models.offer();
+        self.models.refresh(self.server.clone());
+        Ok(Box::new(Offering {
+            session,
+            catalog,
+            updates: Some(updates),
+        }))
     }
 
     async fn shutdown(&self) {

@@ -1,70 +1,103 @@
-//! The models a session offers: what Codex's `model/list` says, asked when a session opens
-//! (ADR 0025). On app-server the shared server is asked (the first session's ask is the one
-//! that starts it); on exec a `codex app-server` of its own is started for the question and
-//! stopped after it. A Codex that cannot be asked (it fails, answers garbage, or takes longer
-//! than [`WAIT`]) leaves the last list it gave, else the catalog compiled in, and a warning in
-//! the log: a session opens either way.
+//! The models a session offers: what Codex's `model/list` says (ADR 0025). A session opens at
+//! once with the list Codex gave last (before any, the catalog compiled in) and Codex is asked
+//! again behind it: on app-server the shared server (the first ask is the one that starts it),
+//! on exec a `codex app-server` of its own, started for the question and stopped after it. A
+//! list that differs from what the open sessions offer reaches each of them as a
+//! `config_option_update`. A Codex that cannot be asked (it fails, answers garbage, or takes
+//! longer than [`WAIT`]) leaves what was offered, and a warning in the log.
 
-use std::cell::RefCell;
+use std::cell::Cell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use acplb_core::error::ProviderError;
 use acplb_core::provider::{ProviderSession, SessionSink, TurnOutcome, TurnRequest};
 use acplb_core::session::options::OptionCatalog;
 use async_trait::async_trait;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::appserver::{self, AppServer};
 use crate::catalog;
 use crate::options::CodexOptions;
 
-/// How long a session's opening waits for Codex's list (a cold server's start included).
+/// How long one ask waits for Codex's list (a cold server's start included).
 const WAIT: Duration = Duration::from_secs(10);
 
-/// The list Codex gave last, and what to offer when it gave none.
-#[derive(Debug)]
+/// The list Codex gave last, and what to offer before it gave one.
+#[derive(Debug, Clone)]
 pub(super) struct LiveModels {
+    inner: Rc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
     options: CodexOptions,
     /// The compiled-in catalog, with the transport's traits (asks, steers).
     fallback: OptionCatalog,
-    last: RefCell<Option<OptionCatalog>>,
+    /// What sessions offer: Codex's last list, else `fallback`. Open sessions watch it.
+    offered: watch::Sender<OptionCatalog>,
+    /// Whether Codex gave a list yet.
+    listed: Cell<bool>,
+    /// Whether an ask is under way (a session opening meanwhile starts none).
+    asking: Cell<bool>,
 }
 
 impl LiveModels {
     pub(super) fn new(options: CodexOptions, fallback: OptionCatalog) -> Self {
+        let (offered, _) = watch::channel(fallback.clone());
         Self {
-            options,
-            fallback,
-            last: RefCell::new(None),
+            inner: Rc::new(Inner {
+                options,
+                fallback,
+                offered,
+                listed: Cell::new(false),
+                asking: Cell::new(false),
+            }),
         }
     }
 
     /// What a session offers now: the last list Codex gave, else the fallback.
     pub(super) fn current(&self) -> OptionCatalog {
-        self.last
-            .borrow()
-            .clone()
-            .unwrap_or_else(|| self.fallback.clone())
+        self.inner.offered.borrow().clone()
     }
 
-    /// Asks Codex again (`server`, else a `codex app-server` of its own) and offers what it says.
-    pub(super) async fn refresh(&self, server: Option<&AppServer>) -> OptionCatalog {
-        if !self.options.list_models {
-            return self.current();
+    /// What a session opening now offers, and the newer lists it will be told of.
+    pub(super) fn offer(&self) -> (OptionCatalog, watch::Receiver<OptionCatalog>) {
+        let updates = self.inner.offered.subscribe();
+        let now = updates.borrow().clone();
+        (now, updates)
+    }
+
+    /// Asks Codex again (`server`, else a `codex app-server` of its own), behind the caller:
+    /// what it says reaches every open session. One ask at a time.
+    pub(super) fn refresh(&self, server: Option<AppServer>) {
+        let inner = &self.inner;
+        if !inner.options.list_models || inner.asking.replace(true) {
+            return;
         }
+        let inner = Rc::clone(inner);
+        tokio::task::spawn_local(async move {
+            inner.ask(server).await;
+            inner.asking.set(false);
+        });
+    }
+}
+
+impl Inner {
+    async fn ask(&self, server: Option<AppServer>) {
         let overrides = self.options.overrides.clone();
         // Codex's config file is read off the runtime thread, while Codex is asked.
         let configured = tokio::task::spawn_blocking(move || catalog::configured(&overrides));
         let asked = if let Some(server) = server {
-            tokio::time::timeout(WAIT, appserver::models::list(server)).await
+            tokio::time::timeout(WAIT, appserver::models::list(&server)).await
         } else {
             let own = AppServer::new(CodexOptions {
                 transcript_dir: None,
                 ..self.options.clone()
             });
             let asked = tokio::time::timeout(WAIT, appserver::models::list(&own)).await;
-            // Stopped behind the answer, so the session does not wait for it.
-            tokio::task::spawn_local(async move { own.shutdown().await });
+            own.shutdown().await;
             asked
         };
         let listed = match asked {
@@ -78,19 +111,22 @@ impl LiveModels {
         });
         let live = catalog::from_list(&self.fallback, &listed, configured);
         tracing::debug!(models = live.models.len(), "codex listed its models");
-        *self.last.borrow_mut() = Some(live.clone());
-        live
+        self.listed.set(true);
+        self.offered.send_if_modified(|offered| {
+            let changed = *offered != live;
+            *offered = live;
+            changed
+        });
     }
 
-    /// Codex gave no list: what it gave last, else the compiled-in catalog.
-    fn keep(&self, why: &str) -> OptionCatalog {
-        let kept = if self.last.borrow().is_some() {
+    /// Codex gave no list: sessions go on offering what they offer.
+    fn keep(&self, why: &str) {
+        let kept = if self.listed.get() {
             "the list it gave last"
         } else {
             "the models acplb knows of Codex 0.169.0"
         };
         tracing::warn!("{why}; the model option offers {kept}");
-        self.current()
     }
 }
 
@@ -98,6 +134,8 @@ impl LiveModels {
 pub(super) struct Offering {
     pub(super) session: Box<dyn ProviderSession>,
     pub(super) catalog: OptionCatalog,
+    /// Newer lists, until the session takes them.
+    pub(super) updates: Option<watch::Receiver<OptionCatalog>>,
 }
 
 #[async_trait(?Send)]
@@ -121,5 +159,9 @@ impl ProviderSession for Offering {
 
     fn catalog(&self) -> Option<OptionCatalog> {
         Some(self.catalog.clone())
+    }
+
+    fn catalog_updates(&mut self) -> Option<watch::Receiver<OptionCatalog>> {
+        self.updates.take()
     }
 }

@@ -29,7 +29,7 @@ pub const WHILE_BUSY: &str = "while_busy";
 pub const DEFAULT_VALUE: &str = "default";
 
 /// Models and efforts a provider offers.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionCatalog {
     /// `(slug, display name)` of each model.
     pub models: Vec<(String, String)>,

@@ -3,6 +3,8 @@
 //! editor with the updates first, so a client that acts on the response has already seen them;
 //! and what they are when the open session is loaded or resumed again.
 
+use std::rc::Rc;
+
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionValue, SessionModeId, SessionUpdate,
@@ -13,8 +15,39 @@ use super::{Attached, SessionActor};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
 use crate::permission::Mode;
+use crate::session::options::OptionCatalog;
+
+/// The next models and efforts the provider learned; never, once it can learn no more.
+pub(super) async fn next_catalog(
+    updates: &mut Option<tokio::sync::watch::Receiver<OptionCatalog>>,
+) -> OptionCatalog {
+    if let Some(rx) = updates {
+        if rx.changed().await.is_ok() {
+            return rx.borrow_and_update().clone();
+        }
+        *updates = None;
+    }
+    std::future::pending().await
+}
 
 impl SessionActor {
+    /// The provider learned newer models and efforts: the editor sees them at once, with the
+    /// session's choices kept (a chosen model the list no longer names still runs).
+    pub(super) fn catalog_changed(&mut self, offered: OptionCatalog) {
+        let catalog = OptionCatalog {
+            booleans: self.catalog.booleans,
+            ..offered
+        };
+        if catalog == *self.catalog {
+            return;
+        }
+        self.catalog = Rc::new(catalog);
+        tracing::debug!(session = %self.id, "the provider's models changed");
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.catalog.options(&self.settings, self.mode),
+        )));
+    }
+
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
         let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
             let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();

@@ -163,6 +163,7 @@ impl SessionActor {
     /// Handles messages until shut down (or the runtime drops the sender) and no turn runs.
     pub(crate) async fn run(mut self, mut rx: UnboundedReceiver<SessionMsg>) {
         let mut turn: Option<TurnFuture> = None;
+        let mut catalogs = self.provider.as_mut().and_then(|p| p.catalog_updates());
         loop {
             if turn.is_none() && !self.shutting_down {
                 turn = self.start_next_turn();
@@ -208,6 +209,8 @@ impl SessionActor {
                 () = cancelled(cancel) => self.on_turn_cancelled(),
                 // Cancel-safe: as above.
                 () = sleep_until(answer_by) => self.answer_cancelled(),
+                // Cancel-safe: a value not taken stays in the channel, unseen.
+                offered = changes::next_catalog(&mut catalogs) => self.catalog_changed(offered),
             }
         }
         if let Some(inbox) = self.take_inbox() {
