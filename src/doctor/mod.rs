@@ -4,6 +4,7 @@
 
 mod login;
 mod probe;
+mod running;
 
 use std::io::Write;
 use std::path::Path;
@@ -37,7 +38,9 @@ async fn check(cli: &Cli, limit_secs: u64, out: &mut impl Write) -> anyhow::Resu
     let version = probe::run(&program, &["--version"], tmp.clone(), limit).await;
     let version_ok = match version {
         Outcome::Exited { status, stdout, .. } if status.success() => {
-            writeln!(out, "version:  {}", probe::first_line(&stdout))?;
+            let on_disk = probe::first_line(&stdout);
+            writeln!(out, "version:  {on_disk}")?;
+            servers(&on_disk, limit, out).await?;
             true
         }
         Outcome::TimedOut => {
@@ -95,6 +98,23 @@ async fn check(cli: &Cli, limit_secs: u64, out: &mut impl Write) -> anyhow::Resu
         }
     };
     Ok(version_ok && transport_ok && sandbox_ok)
+}
+
+/// The app-servers running for acplb now, each with its version next to the binary's on disk.
+async fn servers(on_disk: &str, limit: Duration, out: &mut impl Write) -> anyhow::Result<()> {
+    for server in running::servers(limit).await {
+        let note = if server.version == on_disk {
+            String::new()
+        } else {
+            " (not the version above)".to_owned()
+        };
+        writeln!(
+            out,
+            "running:  codex app-server pid {}: {}{note}",
+            server.pid, server.version
+        )?;
+    }
+    Ok(())
 }
 
 /// Which transport `acplb serve` will use, and whether this Codex has it.

@@ -31,4 +31,5 @@ mod queue_delivery;
 mod reattach;
 mod sessions;
 mod sessions_cli;
+mod upgrade;
 mod worker;

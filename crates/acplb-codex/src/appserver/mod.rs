@@ -9,6 +9,7 @@
 //! of `exec/`.
 
 pub mod approval;
+mod binary;
 mod commands;
 mod config;
 pub mod decode;

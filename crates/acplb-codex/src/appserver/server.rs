@@ -2,7 +2,8 @@
 //! background with the first session, restarted on demand (never in a loop) after it died or
 //! stopped answering, stopped with its whole process tree on shutdown. A start is one attempt
 //! (spawn, then `initialize` within its limit) shared by everyone who needs the server while it
-//! runs.
+//! runs. A server whose Codex binary changed on disk (an upgrade) is replaced at the next
+//! connect that finds it idle; sessions resume their threads on the new one.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -17,6 +18,7 @@ use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::binary::{self, Stamp};
 use super::liveness::{self, Limits};
 use super::pipes::{self, Reader};
 use super::protocol::Request as _;
@@ -59,6 +61,8 @@ struct Running {
     ready: bool,
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<()>,
+    /// The Codex binary it was started from, once read.
+    stamp: Option<Stamp>,
 }
 
 struct Inner {
@@ -155,7 +159,9 @@ impl AppServer {
     /// it while a start is under way waits on that start: one attempt, bounded by the
     /// `initialize` limit, and its outcome for all of them.
     pub(crate) async fn connect(&self) -> Result<Conn, ProviderError> {
-        if let Some(conn) = self.live() {
+        if let Some(conn) = self.live()
+            && !self.replaced_if_outdated(&conn).await
+        {
             return Ok(conn);
         }
         let under_way = self.inner.starting.borrow().clone();
@@ -185,10 +191,17 @@ impl AppServer {
             ready: false,
             stop: Some(stop),
             task,
+            stamp: None,
         });
         let server = self.clone();
         // A task of its own: a waiter that gives up (a cancelled prompt) does not stop it.
         let handle = tokio::task::spawn_local(async move {
+            let stamp = binary::stamp(&server.inner.options.program).await;
+            if let Some(running) = server.inner.running.borrow_mut().as_mut()
+                && running.conn.generation == generation
+            {
+                running.stamp = stamp;
+            }
             let result = server.initialize(conn, &transcript).await;
             server.inner.starting.borrow_mut().take();
             result
@@ -215,16 +228,23 @@ impl AppServer {
             .borrow_mut()
             .record(true, || json!({ "method": Initialize::METHOD, "params": init }));
         let limit = self.inner.limits.initialize;
-        match conn.rpc.request_within(&init, limit, "`initialize`").await {
-            Ok(result) => transcript.borrow_mut().record(
-                false,
-                || json!({ "method": Initialize::METHOD, "result": result }),
-            ),
+        let version = match conn.rpc.request_within(&init, limit, "`initialize`").await {
+            Ok(result) => {
+                let version = result
+                    .get("userAgent")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned);
+                transcript.borrow_mut().record(
+                    false,
+                    || json!({ "method": Initialize::METHOD, "result": result }),
+                );
+                version
+            }
             Err(failure) => {
                 self.stop_current().await;
                 return Err(failure);
             }
-        }
+        };
         conn.rpc.notify(methods::INITIALIZED);
         {
             let mut transcript = transcript.borrow_mut();
@@ -234,7 +254,11 @@ impl AppServer {
         if let Some(running) = self.inner.running.borrow_mut().as_mut() {
             running.ready = true;
         }
-        tracing::info!(generation = conn.generation, "codex app-server ready");
+        tracing::info!(
+            generation = conn.generation,
+            version = version.as_deref().unwrap_or("unknown"),
+            "codex app-server ready"
+        );
         Ok(conn)
     }
 
@@ -333,18 +357,46 @@ impl AppServer {
         })
     }
 
+    /// Whether the running server was just taken out because the Codex binary it started from
+    /// changed on disk and it is idle (no turn runs, no request waits): the caller starts the
+    /// new one, and the old one is stopped behind. A binary that cannot be read now (gone
+    /// mid-upgrade) keeps the server.
+    async fn replaced_if_outdated(&self, conn: &Conn) -> bool {
+        if !conn.rpc.idle() {
+            return false;
+        }
+        let started = {
+            let running = self.inner.running.borrow();
+            running
+                .as_ref()
+                .filter(|r| r.conn.generation == conn.generation)
+                .and_then(|r| r.stamp.clone())
+        };
+        let Some(started) = started else { return false };
+        let Some(now) = binary::stamp(&self.inner.options.program).await else {
+            return false;
+        };
+        // Looked at again after the wait: the same server, still idle.
+        let same = self.live().is_some_and(|c| c.generation == conn.generation);
+        if now == started || !same || !conn.rpc.idle() {
+            return false;
+        }
+        tracing::info!(
+            generation = conn.generation,
+            codex = %self.inner.options.program.display(),
+            "codex changed on disk; replacing the idle app-server (threads resume on the new one)"
+        );
+        let running = self.inner.running.borrow_mut().take();
+        if let Some(running) = running {
+            tokio::task::spawn_local(stop(running));
+        }
+        true
+    }
+
     async fn stop_current(&self) {
         let running = self.inner.running.borrow_mut().take();
-        if let Some(mut running) = running {
-            if let Some(stop) = running.stop.take() {
-                let _ignored = stop.send(());
-            }
-            if tokio::time::timeout(Duration::from_secs(3), &mut running.task)
-                .await
-                .is_err()
-            {
-                running.task.abort();
-            }
+        if let Some(running) = running {
+            stop(running).await;
         }
     }
 
@@ -352,5 +404,18 @@ impl AppServer {
     pub(crate) async fn shutdown(&self) {
         self.inner.stopped.set(true);
         self.stop_current().await;
+    }
+}
+
+/// Stops a server and everything it started (its reader kills the process tree), within 3 s.
+async fn stop(mut running: Running) {
+    if let Some(stop) = running.stop.take() {
+        let _ignored = stop.send(());
+    }
+    if tokio::time::timeout(Duration::from_secs(3), &mut running.task)
+        .await
+        .is_err()
+    {
+        running.task.abort();
     }
 }

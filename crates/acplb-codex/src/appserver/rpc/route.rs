@@ -61,6 +61,11 @@ impl Rpc {
         self.threads.borrow().values().any(|r| r.active)
     }
 
+    /// Whether nothing waits on the server: no turn runs and no request is unanswered.
+    pub(crate) fn idle(&self) -> bool {
+        !self.turn_running() && self.pending.borrow().is_empty()
+    }
+
     /// Routes what the server sends about `thread_id` to the inbox returned (replacing an
     /// earlier route).
     pub(crate) fn subscribe(self: &Rc<Self>, thread_id: &str) -> Inbox {
