@@ -24,6 +24,7 @@ mod hostile;
 mod lifecycle;
 mod live;
 mod mcp_codex;
+mod mcp_status;
 mod models;
 mod protocol;
 mod queue_cli;

@@ -16,6 +16,9 @@ pub(crate) enum Slash {
     Init,
     /// `/status`: model, mode, context used and rate limits, answered by acplb.
     Status,
+    /// `/mcp [reload]`: the session's MCP servers and their state (after Codex read its MCP
+    /// configuration again).
+    Mcp { reload: bool },
 }
 
 /// What `/init` asks Codex.
@@ -35,6 +38,11 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         AvailableCommand::new("compact", "Summarise the conversation so far to free context"),
         AvailableCommand::new("init", "Create an AGENTS.md with instructions for agents"),
         AvailableCommand::new("status", "Show the model, mode, context used and rate limits"),
+        AvailableCommand::new("mcp", "Show the MCP servers, their state and tools").input(
+            AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                "optional: reload, to read the MCP configuration again first",
+            )),
+        ),
     ]
 }
 
@@ -48,6 +56,8 @@ pub(crate) fn parse(text: &str) -> Option<Slash> {
         "compact" if args.is_empty() => Some(Slash::Compact),
         "init" if args.is_empty() => Some(Slash::Init),
         "status" if args.is_empty() => Some(Slash::Status),
+        "mcp" if args.is_empty() => Some(Slash::Mcp { reload: false }),
+        "mcp" if args == "reload" => Some(Slash::Mcp { reload: true }),
         _ => None,
     }
 }
@@ -157,10 +167,13 @@ mod tests {
         assert_eq!(parse("/compact"), Some(Slash::Compact));
         assert_eq!(parse("/status"), Some(Slash::Status));
         assert_eq!(parse("/init"), Some(Slash::Init));
+        assert_eq!(parse("/mcp"), Some(Slash::Mcp { reload: false }));
+        assert_eq!(parse("/mcp reload"), Some(Slash::Mcp { reload: true }));
+        assert_eq!(parse("/mcp servers please"), None);
         assert_eq!(parse("/usr/bin/env is broken"), None);
         assert_eq!(parse("/statusbar"), None);
         assert_eq!(parse("no slash"), None);
-        assert_eq!(available().len(), 4);
+        assert_eq!(available().len(), 5);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod decode;
 mod early;
 mod edits;
 mod liveness;
+mod mcp_status;
 pub(crate) mod models;
 mod pipes;
 mod protocol;

@@ -29,6 +29,10 @@ pub(crate) const TURN_INTERRUPT: &str = "turn/interrupt";
 pub(crate) const REVIEW_START: &str = "review/start";
 /// One page of the models Codex offers.
 pub(crate) const MODEL_LIST: &str = "model/list";
+/// `/mcp`: one page of the MCP servers and their state.
+pub(crate) const MCP_SERVER_STATUS_LIST: &str = "mcpServerStatus/list";
+/// `/mcp reload`: Codex reads its MCP server configuration again.
+pub(crate) const MCP_SERVER_RELOAD: &str = "config/mcpServer/reload";
 
 // Requests the server sends acplb.
 /// Asks to run a command.

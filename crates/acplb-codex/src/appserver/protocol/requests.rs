@@ -161,6 +161,22 @@ pub(crate) struct ReviewStart {
     pub(crate) target: Value,
 }
 
+/// `mcpServerStatus/list`: one page of the MCP servers (of a thread, when named), with their
+/// tools and login state only.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct McpServerStatusList {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+    pub(crate) detail: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thread_id: Option<String>,
+}
+
+/// `config/mcpServer/reload`: takes no params (sent as `null`).
+#[derive(Debug, Serialize)]
+pub(crate) struct McpServerReload;
+
 macro_rules! methods {
     ($($params:ty => $method:ident),* $(,)?) => {
         $(impl Request for $params {
@@ -182,6 +198,8 @@ methods! {
     TurnInterrupt => TURN_INTERRUPT,
     ReviewStart => REVIEW_START,
     ModelList => MODEL_LIST,
+    McpServerStatusList => MCP_SERVER_STATUS_LIST,
+    McpServerReload => MCP_SERVER_RELOAD,
 }
 
 #[cfg(test)]

@@ -6,11 +6,11 @@ use super::super::protocol::requests::{ReviewStart, ThreadCompactStart, ThreadIn
 use super::super::rpc::{Gone, RpcFailure};
 use super::turn::{Ended, TurnRun, call};
 use super::{
-    AppSession, Conn, DecoderOptions, Found, ProviderError, Rpc, SessionInfoUpdate, SessionSink,
-    SessionUpdate, Slash, Totals, Transcript, TurnEnd, TurnOutcome, TurnRequest, Value, commands, config,
-    json, turn_input,
+    AppSession, CancellationToken, Conn, ContentBlock, ContentChunk, DecoderOptions, Found, ProviderError,
+    Rpc, SessionInfoUpdate, SessionSink, SessionUpdate, Slash, StopReason, Totals, Transcript, TurnEnd,
+    TurnOutcome, TurnRequest, Value, commands, config, json, turn_input,
 };
-use crate::outcome::{Ending, outcome};
+use crate::outcome::{Ending, cancelled, outcome};
 
 /// A thread started now got this turn's instructions with it; one started early gets them
 /// now, and a continued one gets the plugins' news, as developer messages of its history.
@@ -116,6 +116,54 @@ impl AppSession {
             rate_limits: rate_limits.as_ref(),
         }
         .render()
+    }
+
+    /// A command acplb answers itself (`/status`, `/mcp`), with no turn of Codex's; `None` for
+    /// everything else.
+    pub(super) async fn answer_here(
+        &self,
+        slash: Option<&Slash>,
+        turn: &TurnRequest,
+        sink: &dyn SessionSink,
+        cancel: &CancellationToken,
+    ) -> Option<Result<TurnOutcome, ProviderError>> {
+        let text = match slash? {
+            Slash::Status => self.status(turn),
+            Slash::Mcp { reload } => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Some(Ok(cancelled())),
+                text = self.mcp_status(*reload) => match text {
+                    Ok(text) => text,
+                    Err(e) => return Some(Err(e)),
+                },
+            },
+            _ => return None,
+        };
+        sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::from(text),
+        )));
+        Some(Ok(TurnOutcome {
+            stop_reason: StopReason::EndTurn,
+            usage: None,
+        }))
+    }
+
+    /// `/mcp [reload]`, answered from the server: the servers of this session's thread when it
+    /// runs there, else those of Codex's configuration (the editor's join at the first turn).
+    pub(super) async fn mcp_status(&self, reload: bool) -> Result<String, ProviderError> {
+        let conn = self.server.connect().await?;
+        let thread = self
+            .thread
+            .as_ref()
+            .filter(|t| t.generation == conn.generation)
+            .map(|t| t.id.clone());
+        let mut text = super::super::mcp_status::report(&conn.rpc, thread.as_deref(), reload).await;
+        if thread.is_none() {
+            text.push_str(
+                "\nThis session has not run a turn yet: these are the servers of Codex's configuration; the editor's join them with the first turn.\n",
+            );
+        }
+        Ok(text)
     }
 
     /// The turn's stream ended: its transcript is closed and what it taught is kept.

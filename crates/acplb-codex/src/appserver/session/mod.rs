@@ -145,19 +145,11 @@ impl ProviderSession for AppSession {
     ) -> Result<TurnOutcome, ProviderError> {
         self.turns += 1;
         let slash = commands::parse(&turn.prompt.text);
-        match &slash {
-            Some(Slash::Status) => {
-                let text = self.status(&turn);
-                sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                    ContentBlock::from(text),
-                )));
-                return Ok(TurnOutcome {
-                    stop_reason: StopReason::EndTurn,
-                    usage: None,
-                });
-            }
-            Some(Slash::Init) => commands::INIT_PROMPT.clone_into(&mut turn.prompt.text),
-            _ => {}
+        if let Some(answered) = self.answer_here(slash.as_ref(), &turn, sink, &cancel).await {
+            return answered;
+        }
+        if slash == Some(Slash::Init) {
+            commands::INIT_PROMPT.clone_into(&mut turn.prompt.text);
         }
         check_prompt(&turn.prompt.text)?;
         // The shared server runs elsewhere, so a deleted workspace shows only here.
