@@ -9,6 +9,7 @@ mod composer;
 mod flow;
 mod mail;
 mod mcp_codex;
+mod mcp_status;
 mod models;
 mod queue;
 mod signals;
