@@ -54,7 +54,7 @@ done"#,
         "{}",
         texts[0].1
     );
-    assert!(texts[1].1.contains("No MCP servers"), "{}", texts[1].1);
+    assert!(texts[1].1.contains("without a list of servers"), "{}", texts[1].1);
     assert!(
         texts[2].1.contains("- `(unnamed)`: state unknown, 0 tools")
             && texts[2].1.contains("- `ok`: connected, 1 tool\n"),

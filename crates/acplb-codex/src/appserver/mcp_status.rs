@@ -34,12 +34,10 @@ pub(crate) async fn report(rpc: &Rpc, thread: Option<&str>, reload: bool) -> Str
             Ok(page) => page,
             Err(e) => return format!("{out}Codex did not list its MCP servers: {e}\n"),
         };
-        servers.extend(
-            page.get("data")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-        );
+        let Some(data) = page.get("data").and_then(Value::as_array) else {
+            return format!("{out}Codex answered `mcpServerStatus/list` without a list of servers.\n");
+        };
+        servers.extend(data.iter().cloned());
         match page
             .get("nextCursor")
             .and_then(Value::as_str)
