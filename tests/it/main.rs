@@ -22,6 +22,7 @@ mod fork;
 mod harness;
 mod hostile;
 mod lifecycle;
+mod login;
 mod live;
 mod mcp_codex;
 mod models;

@@ -17,9 +17,12 @@ use crate::plugin::PluginError;
 pub(crate) fn provider(e: &ProviderError) -> Error {
     match e {
         // The provider's message says how to log in; the runtime adds no words of its own.
-        ProviderError::AuthRequired { message } => {
-            build(Error::auth_required(), Reason::AuthRequired, message, json!({}))
-        }
+        ProviderError::AuthRequired { message, methods } => build(
+            Error::auth_required(),
+            Reason::AuthRequired,
+            message,
+            json!({ "authMethods": methods }),
+        ),
         // The message itself is what editors show, so it carries the provider's words.
         ProviderError::TurnFailed { message } => build(
             Error::internal_error(),
@@ -68,6 +71,24 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
         ProviderError::Spawn { .. } => internal(Reason::ProviderNotStarted, &e.to_string()),
         ProviderError::WorkDirGone { .. } => internal(Reason::WorkDirGone, &e.to_string()),
         ProviderError::Io(_) => internal(Reason::ProviderIo, &e.to_string()),
+    }
+}
+
+/// A sign-in or sign-out that did not succeed, as the client sees it.
+pub(crate) fn auth(e: &crate::auth::AuthFailure) -> Error {
+    use crate::auth::AuthFailure;
+    match e {
+        AuthFailure::UnknownMethod { known, .. } => build(
+            Error::invalid_params(),
+            Reason::InvalidParams,
+            &e.to_string(),
+            json!({ "authMethods": known }),
+        ),
+        AuthFailure::InvalidParams(message) => invalid_params(Reason::InvalidParams, message.clone()),
+        AuthFailure::ActionNeeded { message, data } => {
+            build(Error::auth_required(), Reason::AuthRequired, message, data.clone())
+        }
+        AuthFailure::Failed(message) => internal(Reason::AuthFailed, message),
     }
 }
 

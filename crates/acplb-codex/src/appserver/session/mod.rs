@@ -147,7 +147,7 @@ impl ProviderSession for AppSession {
         let slash = commands::parse(&turn.prompt.text);
         match &slash {
             Some(Slash::Status) => {
-                let text = self.status(&turn);
+                let text = self.status(&turn).await;
                 sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
                     ContentBlock::from(text),
                 )));
