@@ -64,7 +64,8 @@ pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
         let path = entry.path();
         if path.is_dir() {
             found.extend(files_containing(&path, needle));
-        } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes())) {
+        } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()))
+        {
             found.push(path);
         }
     }
@@ -75,7 +76,10 @@ pub fn files_containing(dir: &Path, needle: &str) -> Vec<PathBuf> {
 fn command_lines(marker: &str) -> Vec<String> {
     processes_with_env(marker)
         .into_iter()
-        .map(|pid| String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default()).replace('\0', " "))
+        .map(|pid| {
+            String::from_utf8_lossy(&std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default())
+                .replace('\0', " ")
+        })
         .collect()
 }
 
@@ -124,7 +128,10 @@ async fn an_api_key_signs_in_a_prompt_carries_it_status_shows_the_account_and_lo
                 updates.clear();
                 prompt(&cx, &s.session_id, "/status").await?;
                 let status = updates.agent_text();
-                assert!(status.contains("- Account: signed in with an API key"), "{status}");
+                assert!(
+                    status.contains("- Account: signed in with an API key"),
+                    "{status}"
+                );
                 assert!(!status.contains(&k), "{status}");
             }
             cx.send_request(LogoutRequest::new()).block_task().await?;
@@ -141,7 +148,8 @@ async fn an_api_key_signs_in_a_prompt_carries_it_status_shows_the_account_and_lo
     // The prompt went to the model with the key Codex was given.
     let sent = live.mock.requests();
     assert!(
-        sent.iter().any(|r| r.header("authorization") == Some(&format!("Bearer {key}"))),
+        sent.iter()
+            .any(|r| r.header("authorization") == Some(&format!("Bearer {key}"))),
         "the model never saw the key"
     );
     let auth = std::fs::read_to_string(home.join("auth.json")).unwrap_or_default();
@@ -154,7 +162,11 @@ async fn an_api_key_signs_in_a_prompt_carries_it_status_shows_the_account_and_lo
     let argv = seen_argv.lock().unwrap();
     assert!(!argv.is_empty(), "no Codex process was seen");
     assert!(argv.iter().all(|a| !a.contains(&key)), "{argv:?}");
-    assert!(!std::fs::read_to_string(format!("/proc/{}/cmdline", live.acplb.pid)).unwrap_or_default().contains(&key));
+    assert!(
+        !std::fs::read_to_string(format!("/proc/{}/cmdline", live.acplb.pid))
+            .unwrap_or_default()
+            .contains(&key)
+    );
 }
 
 /// The stand-in for auth.openai.com's device-code endpoints: hands out a code, answers "not
@@ -186,18 +198,27 @@ impl Issuer {
                 let Ok(mut stream) = stream else { continue };
                 let (path, _) = read_request(&mut stream);
                 let (status, body) = if path.ends_with("/deviceauth/usercode") {
-                    (200, json!({"device_auth_id": "dev-1", "user_code": USER_CODE, "interval": "1"}))
+                    (
+                        200,
+                        json!({"device_auth_id": "dev-1", "user_code": USER_CODE, "interval": "1"}),
+                    )
                 } else if path.ends_with("/deviceauth/token") {
                     count.fetch_add(1, Ordering::SeqCst);
                     if expire {
                         (400, json!({"error": "expired_token"}))
                     } else if ok.load(Ordering::SeqCst) {
-                        (200, json!({"authorization_code": "code-1", "code_challenge": "ch", "code_verifier": "ver"}))
+                        (
+                            200,
+                            json!({"authorization_code": "code-1", "code_challenge": "ch", "code_verifier": "ver"}),
+                        )
                     } else {
                         (403, json!({"error": "authorization_pending"}))
                     }
                 } else if path == "/oauth/token" {
-                    (200, json!({"id_token": ID_TOKEN, "access_token": ID_TOKEN, "refresh_token": "rt-1"}))
+                    (
+                        200,
+                        json!({"id_token": ID_TOKEN, "access_token": ID_TOKEN, "refresh_token": "rt-1"}),
+                    )
                 } else {
                     (404, json!({}))
                 };
@@ -246,7 +267,11 @@ fn read_request(stream: &mut std::net::TcpStream) -> (String, Vec<u8>) {
     let path = head.split_whitespace().nth(1).unwrap_or("").to_owned();
     let length = head
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap_or(0)))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap_or(0))
+        })
         .unwrap_or(0);
     let mut body = vec![0_u8; length];
     stream.read_exact(&mut body).ok();
@@ -276,7 +301,9 @@ pub async fn eliciting_client<R: Send + 'static>(
         .v1()
         .name("acplb-e2e-elicitation")
         .on_receive_request(
-            async move |req: CreateElicitationRequest, responder: Responder<CreateElicitationResponse>, _cx| {
+            async move |req: CreateElicitationRequest,
+                        responder: Responder<CreateElicitationResponse>,
+                        _cx| {
                 asked.lock().unwrap().push(serde_json::to_value(&req).unwrap());
                 let action = if accept {
                     on_ask();
@@ -299,10 +326,19 @@ pub async fn eliciting_client<R: Send + 'static>(
         .await
 }
 
+/// `initialize` with no client capabilities.
+pub async fn initialize(cx: &ConnectionTo<Agent>) -> Result<(), agent_client_protocol::Error> {
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await
+        .map(drop)
+}
+
 /// `initialize` declaring URL elicitation.
 pub fn init_with_urls() -> InitializeRequest {
     InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
-        ClientCapabilities::new().elicitation(ElicitationCapabilities::new().url(ElicitationUrlCapabilities::new())),
+        ClientCapabilities::new()
+            .elicitation(ElicitationCapabilities::new().url(ElicitationUrlCapabilities::new())),
     )
 }
 
@@ -313,20 +349,29 @@ async fn a_device_code_reaches_the_user_as_a_url_elicitation_and_signs_in_with_c
     let home = live.env.home();
     let seen = Elicitations::default();
     let approving = issuer.clone();
-    eliciting_client(&mut live.acplb, &seen, true, move || approving.approve(), async |cx| {
-        cx.send_request(init_with_urls()).block_task().await?;
-        cx.send_request(AuthenticateRequest::new("chatgpt-device-code"))
-            .block_task()
-            .await?;
-        Ok(())
-    })
+    eliciting_client(
+        &mut live.acplb,
+        &seen,
+        true,
+        move || approving.approve(),
+        async |cx| {
+            cx.send_request(init_with_urls()).block_task().await?;
+            cx.send_request(AuthenticateRequest::new("chatgpt-device-code"))
+                .block_task()
+                .await?;
+            Ok(())
+        },
+    )
     .await
     .unwrap();
     let asked = seen.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert_eq!(asked[0]["mode"], "url");
     assert_eq!(asked[0]["url"], format!("{}/codex/device", issuer.url));
-    assert!(asked[0]["message"].as_str().unwrap().contains(USER_CODE), "{asked:?}");
+    assert!(
+        asked[0]["message"].as_str().unwrap().contains(USER_CODE),
+        "{asked:?}"
+    );
     // The editor hears that the sign-in behind the page finished.
     let completed = seen.completed.lock().unwrap().clone();
     assert_eq!(completed, [asked[0]["elicitationId"].as_str().unwrap()]);
@@ -342,16 +387,17 @@ async fn without_elicitation_the_code_comes_in_the_error_and_choosing_again_wait
     let updates = live.updates.clone();
     live.acplb
         .client(&updates, async |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
+            initialize(&cx).await?;
             let err = cx
                 .send_request(AuthenticateRequest::new("chatgpt-device-code"))
                 .block_task()
                 .await
                 .unwrap_err();
             assert_eq!(i32::from(err.code), -32000, "{err:?}");
-            assert!(err.message.contains(USER_CODE) && err.message.contains(&issuer.url), "{err:?}");
+            assert!(
+                err.message.contains(USER_CODE) && err.message.contains(&issuer.url),
+                "{err:?}"
+            );
             let data = err.data.unwrap();
             assert_eq!(data["reason"], "auth_required");
             assert_eq!(data["userCode"], USER_CODE);

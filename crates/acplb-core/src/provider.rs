@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
-    AuthMethod, AvailableCommand, ClientCapabilities, McpServer, PermissionOption, SessionUpdate,
-    StopReason, ToolCallUpdate,
+    AuthMethod, AvailableCommand, ClientCapabilities, McpServer, PermissionOption, SessionUpdate, StopReason,
+    ToolCallUpdate,
 };
 use async_trait::async_trait;
 use futures::future::LocalBoxFuture;
@@ -342,7 +342,9 @@ pub trait ProviderAdapter {
 
     /// Signs the user out (`logout`).
     async fn logout(&self) -> Result<(), AuthFailure> {
-        Err(AuthFailure::Failed("this agent has nothing to sign out of".into()))
+        Err(AuthFailure::Failed(
+            "this agent has nothing to sign out of".into(),
+        ))
     }
 }
 

@@ -42,13 +42,14 @@ pub(crate) fn methods(client: &ClientCapabilities) -> Vec<AuthMethod> {
     let mut methods = vec![
         AuthMethod::Agent(
             AuthMethodAgent::new(DEVICE_CODE, "Sign in with ChatGPT").description(
-                "Opens a page where you enter a one-time code; works over SSH and in containers"
-                    .to_owned(),
+                "Opens a page where you enter a one-time code; works over SSH and in containers".to_owned(),
             ),
         ),
-        AuthMethod::Agent(AuthMethodAgent::new(API_KEY, "Use an OpenAI API key").description(
-            format!("The key in the request's `_meta[\"{KEY_META}\"]`, else `{KEY_ENV}` of acplb's environment"),
-        )),
+        AuthMethod::Agent(
+            AuthMethodAgent::new(API_KEY, "Use an OpenAI API key").description(format!(
+                "The key in the request's `_meta[\"{KEY_META}\"]`, else `{KEY_ENV}` of acplb's environment"
+            )),
+        ),
     ];
     if client.auth.terminal {
         methods.push(AuthMethod::Terminal(
@@ -199,7 +200,12 @@ fn api_key(meta: &Map<String, Value>) -> Result<String, AuthFailure> {
 
 /// The page went to the editor: waits for the sign-in to end, for the user to decline it, or
 /// for the client to cancel the request.
-async fn shown(server: &AppServer, code: &DeviceCode, message: &str, ui: &dyn SignInUi) -> Result<(), AuthFailure> {
+async fn shown(
+    server: &AppServer,
+    code: &DeviceCode,
+    message: &str,
+    ui: &dyn SignInUi,
+) -> Result<(), AuthFailure> {
     let ended = account::ended(server, &code.login_id);
     tokio::pin!(ended);
     let answer = tokio::select! {
@@ -221,7 +227,12 @@ async fn shown(server: &AppServer, code: &DeviceCode, message: &str, ui: &dyn Si
         }
         UrlAnswer::Declined => stop(server, code, "the sign-in was declined").await,
         UrlAnswer::Failed(why) => {
-            stop(server, code, &format!("the client could not show the sign-in page ({why})")).await
+            stop(
+                server,
+                code,
+                &format!("the client could not show the sign-in page ({why})"),
+            )
+            .await
         }
     }
 }

@@ -35,7 +35,11 @@ impl Account {
             (Some("chatgpt"), None) => "signed in with ChatGPT".to_owned(),
             (Some(other), _) => format!("signed in ({other})"),
         };
-        let plan = self.plan.as_deref().map(|p| format!(", plan {p}")).unwrap_or_default();
+        let plan = self
+            .plan
+            .as_deref()
+            .map(|p| format!(", plan {p}"))
+            .unwrap_or_default();
         if self.requires_openai_auth {
             format!("{signed_in}{plan}")
         } else {
@@ -171,7 +175,10 @@ mod tests {
             "requiresOpenaiAuth": true
         }))
         .unwrap();
-        assert_eq!(chatgpt.describe(), "signed in with ChatGPT as a@example.com, plan plus");
+        assert_eq!(
+            chatgpt.describe(),
+            "signed in with ChatGPT as a@example.com, plan plus"
+        );
         let key = parse_account(&json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true})).unwrap();
         assert_eq!(key.describe(), "signed in with an API key");
         let nobody = parse_account(&json!({"account": null, "requiresOpenaiAuth": false})).unwrap();

@@ -34,7 +34,10 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         ),
         AvailableCommand::new("compact", "Summarise the conversation so far to free context"),
         AvailableCommand::new("init", "Create an AGENTS.md with instructions for agents"),
-        AvailableCommand::new("status", "Show the model, mode, account, context used and rate limits"),
+        AvailableCommand::new(
+            "status",
+            "Show the model, mode, account, context used and rate limits",
+        ),
     ]
 }
 

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse, LogoutCapabilities,
-    LogoutResponse, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
+    CloseSessionRequest, CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutCapabilities,
+    LogoutResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
     PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
     SessionCloseCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,

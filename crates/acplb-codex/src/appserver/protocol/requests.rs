@@ -268,11 +268,15 @@ mod tests {
         );
         assert!(!format!("{key:?}").contains("sk-secret"));
         assert_eq!(
-            serde_json::to_string(&LoginStart::ChatgptDeviceCode).ok().as_deref(),
+            serde_json::to_string(&LoginStart::ChatgptDeviceCode)
+                .ok()
+                .as_deref(),
             Some(r#"{"type":"chatgptDeviceCode"}"#)
         );
         assert_eq!(
-            serde_json::to_string(&LoginCancel { login_id: "l".into() }).ok().as_deref(),
+            serde_json::to_string(&LoginCancel { login_id: "l".into() })
+                .ok()
+                .as_deref(),
             Some(r#"{"loginId":"l"}"#)
         );
         let first = ModelList {
