@@ -413,3 +413,34 @@ async fn without_elicitation_the_code_comes_in_the_error_and_choosing_again_wait
     let auth = std::fs::read_to_string(home.join("auth.json")).unwrap();
     assert!(auth.contains("\"auth_mode\": \"chatgpt\""), "{auth}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_with_its_own_key_needs_no_sign_in_and_status_says_so() {
+    // The mock provider of the tests takes its key from `MOCK_API_KEY`: no OpenAI sign-in.
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let app_server = transport() == "app-server";
+    live.acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            // No `authenticate` first: the prompt just works.
+            let r = prompt(&cx, &s.session_id, "hello").await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            if app_server {
+                updates.clear();
+                prompt(&cx, &s.session_id, "/status").await?;
+                let status = updates.agent_text();
+                assert!(
+                    status.contains(
+                        "- Account: not signed in; the configured model provider needs no OpenAI sign-in"
+                    ),
+                    "{status}"
+                );
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
