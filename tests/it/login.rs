@@ -444,3 +444,51 @@ async fn a_provider_with_its_own_key_needs_no_sign_in_and_status_says_so() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_sign_in_is_offered_to_clients_that_declare_it_and_acplb_login_runs_codex_login() {
+    let mut live = Live::start();
+    let updates = live.updates.clone();
+    live.acplb
+        .client(&updates, async |cx| {
+            let mut caps = ClientCapabilities::new();
+            caps.auth.terminal = true;
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let init = serde_json::to_value(&init).unwrap();
+            let terminal = &init["authMethods"][2];
+            assert_eq!(terminal["id"], "codex-login", "{init}");
+            assert_eq!(terminal["type"], "terminal", "{init}");
+            assert_eq!(terminal["args"], json!(["login"]), "{init}");
+            Ok(())
+        })
+        .await
+        .unwrap();
+    // What the client runs: `acplb login` with those args (here `status`, which needs no user).
+    let status = |home: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
+            .args(["login", "status"])
+            .envs(live.env.env_vars())
+            .env("ACPLB_CODEX", live.env.codex_path())
+            .env("HOME", home)
+            .output()
+            .unwrap()
+    };
+    let out = status(live.env.root());
+    assert!(!out.status.success(), "nobody is signed in yet");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Not logged in"),
+        "{out:?}"
+    );
+    let key = test_key();
+    std::fs::write(
+        live.env.home().join("auth.json"),
+        json!({"OPENAI_API_KEY": key, "auth_mode": "apikey"}).to_string(),
+    )
+    .unwrap();
+    let out = status(live.env.root());
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(&key));
+}
