@@ -126,6 +126,14 @@ pub(crate) enum Command {
     /// Inspect acplb's configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Sign Codex in, in this terminal: runs `codex login` with these arguments (for example
+    /// `--device-auth` over SSH) and the global `-c` overrides. Editors with terminal sign-in
+    /// run it for you.
+    Login {
+        /// Arguments for `codex login`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Internal: started by `acplb serve`; kills what that acplb's children left once it is gone.
     #[command(hide = true)]
     ExitGuard {

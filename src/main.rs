@@ -9,6 +9,7 @@ mod cli;
 mod codex_path;
 mod config_check;
 mod doctor;
+mod login;
 mod mcp;
 mod mcp_codex;
 mod mcp_launch;
@@ -51,6 +52,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         None | Some(cli::Command::Serve) => serve::run(&cli).map(|()| true),
         Some(cli::Command::Doctor(ref args)) => doctor::run(&cli, args),
+        Some(cli::Command::Login { ref args }) => login::run(&cli, args),
         Some(cli::Command::Config(cli::ConfigCommand::Check { ref workspace })) => {
             config_check::run(&cli, workspace.as_deref())
         }

@@ -234,7 +234,15 @@ async fn http_401_asks_for_authentication() {
     let result = live.one_text_turn("read-only", "scenario:http401 hi").await;
     let err = result.unwrap_err();
     assert_eq!(i32::from(err.code), -32000, "{err:?}");
-    let data = err.data.unwrap().to_string();
+    let data = err.data.unwrap();
+    assert_eq!(data["reason"], "auth_required", "{data}");
+    // The error names the ways in an editor offers (`authenticate`).
+    assert_eq!(
+        data["authMethods"],
+        serde_json::json!(["chatgpt-device-code", "api-key"]),
+        "{data}"
+    );
+    let data = data.to_string();
     assert!(data.contains("401") && data.contains("codex login"), "{data}");
 }
 

@@ -23,6 +23,7 @@ mod harness;
 mod hostile;
 mod lifecycle;
 mod live;
+mod login;
 mod mcp_codex;
 mod mcp_status;
 mod models;

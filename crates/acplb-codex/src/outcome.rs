@@ -57,9 +57,13 @@ pub(crate) fn outcome(ending: Ending, secrets: &KnownSecrets) -> Result<TurnOutc
             auth_required: true,
         } => Err(ProviderError::AuthRequired {
             message: format!(
-                "{} (run `codex login`, or set the provider's API key)",
+                "{} (sign in from the editor, run `codex login`, or set the provider's API key)",
                 secrets.redact_known(&message)
             ),
+            methods: crate::adapter::auth::CALLABLE
+                .iter()
+                .map(|m| (*m).to_owned())
+                .collect(),
         }),
         Ending::Failed { message, .. } => Err(ProviderError::TurnFailed {
             message: secrets.redact_known(&message).into_owned(),

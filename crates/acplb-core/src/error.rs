@@ -68,6 +68,8 @@ pub enum ProviderError {
     AuthRequired {
         /// The provider's message plus a hint.
         message: String,
+        /// The ids of the `authenticate` methods that sign the user in (`data.authMethods`).
+        methods: Vec<String>,
     },
     /// Preparing the turn failed (temp files, prompt input).
     #[error("failed to prepare the turn: {0}")]

@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod auth;
 pub mod client;
 pub mod error;
 pub mod permission;

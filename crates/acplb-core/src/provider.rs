@@ -8,13 +8,15 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
-    AvailableCommand, McpServer, PermissionOption, SessionUpdate, StopReason, ToolCallUpdate,
+    AuthMethod, AvailableCommand, ClientCapabilities, McpServer, PermissionOption, SessionUpdate, StopReason,
+    ToolCallUpdate,
 };
 use async_trait::async_trait;
 use futures::future::LocalBoxFuture;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::{AuthFailure, SignInUi};
 use crate::error::ProviderError;
 use crate::permission::Mode;
 use crate::session::options::OptionCatalog;
@@ -313,6 +315,36 @@ pub trait ProviderAdapter {
     /// The worker daemon asks this on its health-check interval.
     async fn health(&self) -> Result<(), String> {
         Ok(())
+    }
+
+    /// The ways in this provider offers a client with these capabilities (`authMethods` of
+    /// `initialize`); none by default.
+    fn auth_methods(&self, client: &ClientCapabilities) -> Vec<AuthMethod> {
+        let _ = client;
+        Vec::new()
+    }
+
+    /// Signs the user in with `method` (one of [`ProviderAdapter::auth_methods`]); `meta` is
+    /// the request's `_meta` (where a client puts what the method needs, an API key). Pages
+    /// and codes reach the user through `ui`.
+    async fn authenticate(
+        &self,
+        method: &str,
+        meta: &serde_json::Map<String, serde_json::Value>,
+        ui: &dyn SignInUi,
+    ) -> Result<(), AuthFailure> {
+        let _ = (meta, ui);
+        Err(AuthFailure::UnknownMethod {
+            method: method.to_owned(),
+            known: Vec::new(),
+        })
+    }
+
+    /// Signs the user out (`logout`).
+    async fn logout(&self) -> Result<(), AuthFailure> {
+        Err(AuthFailure::Failed(
+            "this agent has nothing to sign out of".into(),
+        ))
     }
 }
 

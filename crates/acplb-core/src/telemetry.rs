@@ -101,6 +101,10 @@ pub fn log_filter(default: &str) -> Targets {
     parse_filter(std::env::var("RUST_LOG").ok().as_deref(), default)
 }
 
+/// The ACP SDK's target that traces every JSON-RPC line in full (only env and header values
+/// cut): an `authenticate` line holds an API key. Capped at `debug` whatever `RUST_LOG` says.
+const RAW_LINES_TARGET: &str = "agent_client_protocol::jsonrpc::transport_actor";
+
 fn parse_filter(value: Option<&str>, default: &str) -> Targets {
     value
         .map(str::trim)
@@ -108,6 +112,7 @@ fn parse_filter(value: Option<&str>, default: &str) -> Targets {
         .and_then(|v| v.parse().ok())
         .or_else(|| default.parse().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN))
+        .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
 }
 
 /// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
@@ -153,6 +158,12 @@ mod tests {
         assert!(f.would_enable("acplb_core::runtime", &Level::DEBUG));
         assert!(!f.would_enable("acplb_codex", &Level::INFO));
         assert!(f.would_enable("acplb_codex", &Level::WARN));
+        // The SDK's full JSON-RPC lines (an API key in `authenticate`) never reach a log.
+        let all = parse_filter(Some("trace"), "info");
+        assert!(all.would_enable("agent_client_protocol::jsonrpc", &Level::TRACE));
+        assert!(!all.would_enable(RAW_LINES_TARGET, &Level::TRACE));
+        let named = parse_filter(Some(&format!("{RAW_LINES_TARGET}=trace")), "info");
+        assert!(!named.would_enable(RAW_LINES_TARGET, &Level::TRACE));
         let off = parse_filter(Some("off"), "info");
         assert!(!off.would_enable("acplb", &Level::ERROR));
         for unset in [None, Some(""), Some("acplb=loud")] {

@@ -7,6 +7,7 @@ mod cli;
 mod codex;
 mod composer;
 mod flow;
+mod login;
 mod mail;
 mod mcp_codex;
 mod mcp_status;

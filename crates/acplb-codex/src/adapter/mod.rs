@@ -2,15 +2,19 @@
 //! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor
 //! (the models Codex lists: `models.rs`).
 
+pub(crate) mod auth;
 mod models;
 
 use std::fmt;
 use std::str::FromStr;
 
+use acplb_core::auth::{AuthFailure, SignInUi};
 use acplb_core::error::ProviderError;
 use acplb_core::provider::{ProviderAdapter, ProviderCapabilities, ProviderSession, SessionSetup};
 use acplb_core::session::options::OptionCatalog;
+use agent_client_protocol::v1::schema::{AuthMethod, ClientCapabilities};
 use async_trait::async_trait;
+use serde_json::{Map, Value};
 
 use crate::appserver::{self, AppServer};
 use crate::exec;
@@ -68,6 +72,8 @@ pub struct CodexAdapter {
     server: Option<AppServer>,
     /// The models Codex lists, asked again (behind the answer) whenever a session opens.
     models: LiveModels,
+    /// Signing in and out.
+    auth: auth::Auth,
 }
 
 impl CodexAdapter {
@@ -83,6 +89,7 @@ impl CodexAdapter {
         };
         Self {
             models: LiveModels::new(options.clone(), capabilities.catalog.clone()),
+            auth: auth::Auth::new(options.clone()),
             options,
             transport,
             capabilities,
@@ -141,6 +148,25 @@ impl ProviderAdapter for CodexAdapter {
             Some(server) => server.health().await,
             None => Ok(()),
         }
+    }
+
+    fn auth_methods(&self, client: &ClientCapabilities) -> Vec<AuthMethod> {
+        auth::methods(client)
+    }
+
+    async fn authenticate(
+        &self,
+        method: &str,
+        meta: &Map<String, Value>,
+        ui: &dyn SignInUi,
+    ) -> Result<(), AuthFailure> {
+        self.auth
+            .authenticate(self.server.as_ref(), method, meta, ui)
+            .await
+    }
+
+    async fn logout(&self) -> Result<(), AuthFailure> {
+        self.auth.logout(self.server.as_ref()).await
     }
 }
 

@@ -37,7 +37,10 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         ),
         AvailableCommand::new("compact", "Summarise the conversation so far to free context"),
         AvailableCommand::new("init", "Create an AGENTS.md with instructions for agents"),
-        AvailableCommand::new("status", "Show the model, mode, context used and rate limits"),
+        AvailableCommand::new(
+            "status",
+            "Show the model, mode, account, context used and rate limits",
+        ),
         AvailableCommand::new("mcp", "Show the MCP servers, their state and tools").input(
             AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
                 "optional: reload, to read the MCP configuration again first",
@@ -72,6 +75,8 @@ pub(crate) struct Status<'a> {
     pub(crate) usage: Option<&'a Value>,
     /// `account/rateLimits/updated` params, last seen.
     pub(crate) rate_limits: Option<&'a Value>,
+    /// Who is signed in (never a key), or why Codex could not say.
+    pub(crate) account: Option<&'a str>,
 }
 
 impl Status<'_> {
@@ -82,6 +87,7 @@ impl Status<'_> {
             format!("- Model: {}", self.model.unwrap_or("Codex's default")),
             format!("- Mode: {}", self.mode),
             format!("- Conversation: {}", self.thread.unwrap_or("not started yet")),
+            format!("- Account: {}", self.account.unwrap_or("unknown")),
         ];
         let usage = self.usage.and_then(|u| u.get("tokenUsage"));
         let used = usage
@@ -186,9 +192,11 @@ mod tests {
             thread: Some("th-1"),
             usage: Some(&usage),
             rate_limits: Some(&limits),
+            account: Some("signed in with an API key"),
         }
         .render();
         assert!(text.contains("- Model: gpt-5.5"), "{text}");
+        assert!(text.contains("- Account: signed in with an API key"), "{text}");
         assert!(text.contains("- Mode: read-only"), "{text}");
         assert!(text.contains("25840 of 258400 tokens (10%)"), "{text}");
         assert!(

@@ -8,6 +8,7 @@
 //! of every session it served (`served.rs`). It stands on the crate's floor and knows nothing
 //! of `exec/`.
 
+pub(crate) mod account;
 pub mod approval;
 mod binary;
 mod commands;

@@ -26,6 +26,9 @@ pub enum Reason {
     PluginRefused,
     /// The provider needs the user to log in.
     AuthRequired,
+    /// A sign-in (`authenticate`) or sign-out did not succeed: declined, cancelled, expired or
+    /// refused by the provider.
+    AuthFailed,
     /// The provider's program could not be started.
     ProviderNotStarted,
     /// The session's working directory is gone.
@@ -60,7 +63,7 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in the README's order.
-    pub const ALL: [Reason; 25] = [
+    pub const ALL: [Reason; 26] = [
         Reason::InvalidParams,
         Reason::UnknownSession,
         Reason::SessionOpening,
@@ -71,6 +74,7 @@ impl Reason {
         Reason::Composer,
         Reason::PluginRefused,
         Reason::AuthRequired,
+        Reason::AuthFailed,
         Reason::ProviderNotStarted,
         Reason::WorkDirGone,
         Reason::ProviderExited,
@@ -101,6 +105,7 @@ impl Reason {
             Reason::Composer => "composer",
             Reason::PluginRefused => "plugin_refused",
             Reason::AuthRequired => "auth_required",
+            Reason::AuthFailed => "auth_failed",
             Reason::ProviderNotStarted => "provider_not_started",
             Reason::WorkDirGone => "work_dir_gone",
             Reason::ProviderExited => "provider_exited",

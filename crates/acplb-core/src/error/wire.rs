@@ -17,9 +17,12 @@ use crate::plugin::PluginError;
 pub(crate) fn provider(e: &ProviderError) -> Error {
     match e {
         // The provider's message says how to log in; the runtime adds no words of its own.
-        ProviderError::AuthRequired { message } => {
-            build(Error::auth_required(), Reason::AuthRequired, message, json!({}))
-        }
+        ProviderError::AuthRequired { message, methods } => build(
+            Error::auth_required(),
+            Reason::AuthRequired,
+            message,
+            json!({ "authMethods": methods }),
+        ),
         // The message itself is what editors show, so it carries the provider's words.
         ProviderError::TurnFailed { message } => build(
             Error::internal_error(),
@@ -68,6 +71,27 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
         ProviderError::Spawn { .. } => internal(Reason::ProviderNotStarted, &e.to_string()),
         ProviderError::WorkDirGone { .. } => internal(Reason::WorkDirGone, &e.to_string()),
         ProviderError::Io(_) => internal(Reason::ProviderIo, &e.to_string()),
+    }
+}
+
+/// A sign-in or sign-out that did not succeed, as the client sees it.
+pub(crate) fn auth(e: &crate::auth::AuthFailure) -> Error {
+    use crate::auth::AuthFailure;
+    match e {
+        AuthFailure::UnknownMethod { known, .. } => build(
+            Error::invalid_params(),
+            Reason::InvalidParams,
+            &e.to_string(),
+            json!({ "authMethods": known }),
+        ),
+        AuthFailure::InvalidParams(message) => invalid_params(Reason::InvalidParams, message.clone()),
+        AuthFailure::ActionNeeded { message, data } => build(
+            Error::auth_required(),
+            Reason::AuthRequired,
+            message,
+            data.clone(),
+        ),
+        AuthFailure::Failed(message) => internal(Reason::AuthFailed, message),
     }
 }
 
@@ -238,6 +262,7 @@ mod tests {
             },
             ProviderError::AuthRequired {
                 message: "log in".into(),
+                methods: vec!["api-key".into()],
             },
             ProviderError::Prepare("bad image".into()),
             ProviderError::Io(std::io::Error::other("pipe closed")),
@@ -260,6 +285,31 @@ mod tests {
             assert_eq!(err.data.as_ref().unwrap()["message"], err.message.as_str());
         }
         assert!(provider(&errors[1]).message.contains("/w/gone"));
+        assert_eq!(
+            provider(&errors[5]).data.unwrap()["authMethods"],
+            json!(["api-key"])
+        );
+    }
+
+    #[test]
+    fn a_failed_sign_in_says_why_and_an_unknown_method_names_the_known_ones() {
+        use crate::auth::AuthFailure;
+        let unknown = auth(&AuthFailure::UnknownMethod {
+            method: "pw".into(),
+            known: vec!["api-key".into()],
+        });
+        assert_eq!(i32::from(unknown.code), -32602);
+        assert_eq!(unknown.data.as_ref().unwrap()["authMethods"], json!(["api-key"]));
+        let waiting = auth(&AuthFailure::ActionNeeded {
+            message: "open the page".into(),
+            data: json!({"userCode": "C"}),
+        });
+        assert_eq!(i32::from(waiting.code), -32000);
+        assert_eq!(Reason::of(&waiting), Some(Reason::AuthRequired));
+        assert_eq!(waiting.data.as_ref().unwrap()["userCode"], "C");
+        let failed = auth(&AuthFailure::Failed("expired".into()));
+        assert_eq!(Reason::of(&failed), Some(Reason::AuthFailed));
+        assert_eq!(failed.message, "expired");
     }
 
     #[test]

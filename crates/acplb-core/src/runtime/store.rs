@@ -9,9 +9,10 @@ use std::sync::Arc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
+    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
+    CloseSessionRequest, CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutCapabilities,
+    LogoutResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
     PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
     SessionCloseCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
     SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
@@ -75,6 +76,14 @@ pub(crate) enum Command {
     CloseSession {
         req: CloseSessionRequest,
         responder: Responder<CloseSessionResponse>,
+    },
+    Authenticate {
+        req: AuthenticateRequest,
+        responder: Responder<AuthenticateResponse>,
+        cx: ConnectionTo<Client>,
+    },
+    Logout {
+        responder: Responder<LogoutResponse>,
     },
 }
 
@@ -229,6 +238,8 @@ impl Store {
             }
             Command::ListSessions { req, responder } => self.list_sessions(req, responder),
             Command::CloseSession { req, responder } => self.close_session(&req.session_id, responder),
+            Command::Authenticate { req, responder, cx } => self.authenticate(req, responder, cx),
+            Command::Logout { responder } => self.logout(responder),
             Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
                 None => unknown(&req.session_id, responder),
@@ -282,6 +293,12 @@ impl Store {
             .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
+        let auth_methods = self.provider.auth_methods(&self.client);
+        let caps = if auth_methods.is_empty() {
+            caps
+        } else {
+            caps.auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()))
+        };
         let version = if req.protocol_version > ProtocolVersion::V1 {
             ProtocolVersion::V1
         } else {
@@ -291,6 +308,7 @@ impl Store {
             responder.respond(
                 InitializeResponse::new(version)
                     .agent_capabilities(caps)
+                    .auth_methods(auth_methods)
                     .agent_info(Implementation::new(
                         &self.options.agent_name,
                         &self.options.agent_version,

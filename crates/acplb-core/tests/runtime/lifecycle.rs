@@ -25,6 +25,7 @@ async fn a_failing_open_refuses_session_new_with_the_providers_words() {
     }));
     provider.next_open(Open::Fail(ProviderError::AuthRequired {
         message: "log in with `codex login` first".into(),
+        methods: vec!["api-key".into()],
     }));
     serve(&provider, &timeline, options(), async |editor| {
         editor.initialize().await;
@@ -42,6 +43,9 @@ async fn a_failing_open_refuses_session_new_with_the_providers_words() {
             .unwrap_err();
         assert_eq!(i32::from(err.code), -32000, "auth required");
         assert_eq!(err.message, "log in with `codex login` first");
+        let data = err.data.unwrap();
+        assert_eq!(data["reason"], "auth_required");
+        assert_eq!(data["authMethods"], serde_json::json!(["api-key"]));
         // The next one opens: a failure leaves nothing behind.
         let session = editor.session().await;
         let answer = within("a prompt", editor.prompt(&session, "hello")).await;

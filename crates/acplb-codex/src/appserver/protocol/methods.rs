@@ -33,6 +33,14 @@ pub(crate) const MODEL_LIST: &str = "model/list";
 pub(crate) const MCP_SERVER_STATUS_LIST: &str = "mcpServerStatus/list";
 /// `/mcp reload`: Codex reads its MCP server configuration again.
 pub(crate) const MCP_SERVER_RELOAD: &str = "config/mcpServer/reload";
+/// Who is signed in, and whether the model provider needs an OpenAI sign-in at all.
+pub(crate) const ACCOUNT_READ: &str = "account/read";
+/// Starts a sign-in (an API key, a ChatGPT device code).
+pub(crate) const LOGIN_START: &str = "account/login/start";
+/// Stops a sign-in under way.
+pub(crate) const LOGIN_CANCEL: &str = "account/login/cancel";
+/// Signs out.
+pub(crate) const LOGOUT: &str = "account/logout";
 
 // Requests the server sends acplb.
 /// Asks to run a command.
@@ -85,6 +93,8 @@ pub(crate) const MODEL_REROUTED: &str = "model/rerouted";
 pub(crate) const MCP_STARTUP_STATUS: &str = "mcpServer/startupStatus/updated";
 /// The account's rate limits (naming no thread).
 pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
+/// A sign-in ended (its `loginId`, success or error; naming no thread).
+pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
 
 /// Notifications that need no update: thread and account state, facts other updates already
 /// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).

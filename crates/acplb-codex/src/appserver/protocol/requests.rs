@@ -176,6 +176,47 @@ pub(crate) struct McpServerStatusList {
 /// `config/mcpServer/reload`: takes no params (sent as `null`).
 #[derive(Debug, Serialize)]
 pub(crate) struct McpServerReload;
+/// `account/read`: the signed-in account, without refreshing its token.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AccountRead {
+    pub(crate) refresh_token: bool,
+}
+
+/// `account/login/start`. Its `Debug` never shows an API key.
+#[derive(Serialize)]
+#[serde(tag = "type")]
+pub(crate) enum LoginStart {
+    /// Stores an API key (Codex answers at once).
+    #[serde(rename = "apiKey")]
+    ApiKey {
+        #[serde(rename = "apiKey")]
+        api_key: String,
+    },
+    /// A ChatGPT sign-in by device code: a page and a code for the user.
+    #[serde(rename = "chatgptDeviceCode")]
+    ChatgptDeviceCode,
+}
+
+impl std::fmt::Debug for LoginStart {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoginStart::ApiKey { .. } => f.write_str("LoginStart::ApiKey([REDACTED])"),
+            LoginStart::ChatgptDeviceCode => f.write_str("LoginStart::ChatgptDeviceCode"),
+        }
+    }
+}
+
+/// `account/login/cancel`: stops the sign-in `login_id`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct LoginCancel {
+    pub(crate) login_id: String,
+}
+
+/// `account/logout`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Logout {}
 
 macro_rules! methods {
     ($($params:ty => $method:ident),* $(,)?) => {
@@ -200,6 +241,10 @@ methods! {
     ModelList => MODEL_LIST,
     McpServerStatusList => MCP_SERVER_STATUS_LIST,
     McpServerReload => MCP_SERVER_RELOAD,
+    AccountRead => ACCOUNT_READ,
+    LoginStart => LOGIN_START,
+    LoginCancel => LOGIN_CANCEL,
+    Logout => LOGOUT,
 }
 
 #[cfg(test)]
@@ -231,6 +276,26 @@ mod tests {
             )
         );
         assert_eq!(ThreadResume::METHOD, "thread/resume");
+        let key = LoginStart::ApiKey {
+            api_key: "sk-secret".into(),
+        };
+        assert_eq!(
+            serde_json::to_string(&key).ok().as_deref(),
+            Some(r#"{"type":"apiKey","apiKey":"sk-secret"}"#)
+        );
+        assert!(!format!("{key:?}").contains("sk-secret"));
+        assert_eq!(
+            serde_json::to_string(&LoginStart::ChatgptDeviceCode)
+                .ok()
+                .as_deref(),
+            Some(r#"{"type":"chatgptDeviceCode"}"#)
+        );
+        assert_eq!(
+            serde_json::to_string(&LoginCancel { login_id: "l".into() })
+                .ok()
+                .as_deref(),
+            Some(r#"{"loginId":"l"}"#)
+        );
         let first = ModelList {
             cursor: None,
             include_hidden: false,

@@ -19,9 +19,11 @@ use tokio::time::Instant;
 use super::liveness::{Hold, ReadClock};
 use super::protocol::Request;
 use super::served::ServedSecrets;
+pub(crate) use logins::LoginEnd;
 pub(crate) use route::Inbox;
 use route::Route;
 
+mod logins;
 mod route;
 
 /// How long a request declared unanswered waits for the reader to stop the server and say why.
@@ -106,6 +108,8 @@ pub(crate) struct Rpc {
     gone: RefCell<Option<Gone>>,
     /// The last `account/rateLimits/updated` params (they name no thread), for `/status`.
     rate_limits: RefCell<Option<Value>>,
+    /// Sign-ins that ended (`account/login/completed`, naming no thread).
+    logins: logins::Logins,
     /// The time limit of a request.
     limit: Duration,
     /// What the server did not answer, once it is declared dead; the reader stops it.
@@ -136,6 +140,7 @@ impl Rpc {
             room: tokio::sync::Notify::new(),
             gone: RefCell::new(None),
             rate_limits: RefCell::new(None),
+            logins: logins::Logins::default(),
             limit,
             wedged: RefCell::new(None),
             wedge: tokio::sync::Notify::new(),
@@ -334,6 +339,7 @@ impl Rpc {
             let _ignored = route.tx.send(Incoming::Gone(gone.clone()));
         }
         self.room.notify_waiters();
+        self.logins.closed();
     }
 }
 

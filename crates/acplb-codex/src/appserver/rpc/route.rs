@@ -148,6 +148,8 @@ impl Rpc {
             (None, Incoming::Notification { method, params }) => {
                 if method == methods::RATE_LIMITS_UPDATED {
                     *self.rate_limits.borrow_mut() = Some(params);
+                } else if method == methods::LOGIN_COMPLETED {
+                    self.logins.ended(params);
                 } else {
                     tracing::trace!(%method, "a notification for no session");
                 }

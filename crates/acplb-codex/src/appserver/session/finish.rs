@@ -2,6 +2,9 @@
 //! taught (usage, totals, title), the request that starts a turn, and the outcome the runtime
 //! gets.
 
+use std::time::Duration;
+
+use super::super::account;
 use super::super::protocol::requests::{ReviewStart, ThreadCompactStart, ThreadInjectItems, TurnStart};
 use super::super::rpc::{Gone, RpcFailure};
 use super::turn::{Ended, TurnRun, call};
@@ -11,6 +14,9 @@ use super::{
     TurnOutcome, TurnRequest, Value, commands, config, json, turn_input,
 };
 use crate::outcome::{Ending, cancelled, outcome};
+
+/// How long `/status` waits for Codex to say who is signed in.
+const ACCOUNT_WAIT: Duration = Duration::from_secs(5);
 
 /// A thread started now got this turn's instructions with it; one started early gets them
 /// now, and a continued one gets the plugins' news, as developer messages of its history.
@@ -105,10 +111,16 @@ impl AppSession {
         }
     }
 
-    /// `/status`, answered without Codex.
-    pub(super) fn status(&self, turn: &TurnRequest) -> String {
+    /// `/status`, answered by acplb (Codex is only asked who is signed in).
+    pub(super) async fn status(&self, turn: &TurnRequest) -> String {
+        let account = match tokio::time::timeout(ACCOUNT_WAIT, account::read(&self.server)).await {
+            Ok(Ok(account)) => account.describe(),
+            Ok(Err(why)) => format!("unknown ({why})"),
+            Err(_) => format!("unknown (Codex did not say within {ACCOUNT_WAIT:?})"),
+        };
         let rate_limits = self.server.live().and_then(|c| c.rpc.rate_limits());
         commands::Status {
+            account: Some(&account),
             model: turn.settings.model.as_deref().or(self.model.as_deref()),
             mode: turn.mode.id(),
             thread: self.known_thread.as_deref(),
@@ -128,7 +140,7 @@ impl AppSession {
         cancel: &CancellationToken,
     ) -> Option<Result<TurnOutcome, ProviderError>> {
         let text = match slash? {
-            Slash::Status => self.status(turn),
+            Slash::Status => self.status(turn).await,
             Slash::Mcp { reload } => tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Some(Ok(cancelled())),
