@@ -18,6 +18,7 @@ mod atm;
 mod cli;
 mod codex;
 mod config;
+mod delete;
 mod fork;
 mod harness;
 mod hostile;

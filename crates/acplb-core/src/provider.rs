@@ -314,6 +314,13 @@ pub trait ProviderAdapter {
     async fn health(&self) -> Result<(), String> {
         Ok(())
     }
+
+    /// Deletes the provider's own record of conversation `thread_id` (its session was deleted:
+    /// `session/delete`). Providers that keep nothing of their own have nothing to do.
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), ProviderError> {
+        let _ = thread_id;
+        Ok(())
+    }
 }
 
 /// The provider side of one ACP session; owns whatever the provider keeps between turns.

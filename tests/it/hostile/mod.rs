@@ -6,6 +6,7 @@ mod appserver;
 mod cli;
 mod codex;
 mod composer;
+mod delete;
 mod flow;
 mod mail;
 mod mcp_codex;

@@ -14,6 +14,7 @@ mod config;
 pub mod decode;
 mod early;
 mod edits;
+pub(crate) mod forget;
 mod liveness;
 pub(crate) mod models;
 mod pipes;

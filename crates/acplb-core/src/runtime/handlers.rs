@@ -3,9 +3,9 @@
 
 use agent_client_protocol::JsonRpcRequest;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, CloseSessionRequest, InitializeRequest, ListSessionsRequest, LoadSessionRequest,
-    NewSessionRequest, PromptRequest, ResumeSessionRequest, SetSessionConfigOptionRequest,
-    SetSessionModeRequest,
+    CancelNotification, CloseSessionRequest, DeleteSessionRequest, InitializeRequest, ListSessionsRequest,
+    LoadSessionRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
+    SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};
@@ -97,6 +97,12 @@ pub(super) async fn serve(
         .on_receive_request(
             forward!(tx, |req: CloseSessionRequest, responder, _| {
                 Command::CloseSession { req, responder }
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: DeleteSessionRequest, responder, _| {
+                Command::DeleteSession { req, responder }
             }),
             on_receive_request!(),
         )

@@ -1,6 +1,7 @@
 //! The ACP server: handlers that forward every request to a single-threaded runtime loop,
 //! which owns the session store and one actor per session.
 
+mod delete;
 mod durable;
 mod fork;
 mod handlers;
@@ -17,6 +18,7 @@ use std::time::Duration;
 
 use agent_client_protocol::{Agent, ConnectTo};
 
+pub use delete::THREAD_KEPT;
 pub use durable::Durability;
 pub use fork::FORK_OF;
 

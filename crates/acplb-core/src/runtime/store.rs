@@ -1,5 +1,5 @@
-//! The runtime loop: owns the session store, answers `initialize`, `session/list` and
-//! `session/close`, opens sessions (`open.rs`: new, load, resume) and routes everything else to
+//! The runtime loop: owns the session store, answers `initialize`, `session/list`,
+//! `session/close` and `session/delete` (`delete.rs`), opens sessions (`open.rs`: new, load, resume) and routes everything else to
 //! the session's actor; stops them all in order.
 
 use std::collections::HashMap;
@@ -9,13 +9,13 @@ use std::sync::Arc;
 use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    AgentCapabilities, ClientCapabilities, CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest,
+    DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
+    SessionId, SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -75,6 +75,10 @@ pub(crate) enum Command {
     CloseSession {
         req: CloseSessionRequest,
         responder: Responder<CloseSessionResponse>,
+    },
+    DeleteSession {
+        req: DeleteSessionRequest,
+        responder: Responder<DeleteSessionResponse>,
     },
 }
 
@@ -229,6 +233,7 @@ impl Store {
             }
             Command::ListSessions { req, responder } => self.list_sessions(req, responder),
             Command::CloseSession { req, responder } => self.close_session(&req.session_id, responder),
+            Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
             Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
                 None => unknown(&req.session_id, responder),
@@ -275,7 +280,8 @@ impl Store {
         if durable {
             sessions = sessions
                 .list(SessionListCapabilities::new())
-                .resume(SessionResumeCapabilities::new());
+                .resume(SessionResumeCapabilities::new())
+                .delete(SessionDeleteCapabilities::new());
         }
         let caps = AgentCapabilities::new()
             .load_session(durable)
@@ -351,7 +357,7 @@ impl Store {
 /// Hands a message to an actor; if the actor is gone (it only stops on shutdown, or after a
 /// bug), its request is answered with an error that says so, not dropped (a dropped responder
 /// makes the SDK answer a bare "Internal error").
-fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
+pub(super) fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
     if let Err(tokio::sync::mpsc::error::SendError(msg)) = tx.send(msg) {
         tracing::warn!("session actor is gone; request refused");
         msg.refuse("this session has stopped; start a new session");
