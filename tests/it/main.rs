@@ -30,6 +30,7 @@ mod protocol;
 mod queue_cli;
 mod queue_delivery;
 mod reattach;
+mod session_setup;
 mod sessions;
 mod sessions_cli;
 mod worker;

@@ -188,6 +188,9 @@ pub struct SessionSetup {
     pub env: Vec<(String, String)>,
     /// Developer instructions for every turn (from plugins).
     pub developer_instructions: Vec<String>,
+    /// Directories writable beside `cwd` (the client's `additionalDirectories`: absolute,
+    /// existing).
+    pub additional_directories: Vec<PathBuf>,
     /// Whether the client shows `notice` updates (`session.notices` capability).
     pub client_shows_notices: bool,
     /// Set when the session continues one from an earlier process (`session/load`,

@@ -12,6 +12,7 @@ mod mail;
 mod mcp_codex;
 mod models;
 mod queue;
+mod session_setup;
 mod signals;
 mod stalled_open;
 mod stand_in;

@@ -1,6 +1,7 @@
 //! The ACP server: handlers that forward every request to a single-threaded runtime loop,
 //! which owns the session store and one actor per session.
 
+mod asked;
 mod delete;
 mod durable;
 mod fork;

@@ -13,8 +13,9 @@ use agent_client_protocol::v1::schema::{
     DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse, ListSessionsRequest,
     ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, NewSessionRequest,
     NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities,
-    SessionId, SessionListCapabilities, SessionResumeCapabilities, SetSessionConfigOptionRequest,
+    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionId, SessionListCapabilities,
+    SessionResumeCapabilities, SessionSystemPromptCapabilities, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -22,6 +23,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
 use super::ServerOptions;
+use super::asked::Asked;
 use super::durable;
 use super::open::{Opened, Reply};
 use crate::error::Reason;
@@ -201,10 +203,15 @@ impl Store {
                     Err(e) => return reply(responder.respond_with_error(e)),
                 };
                 let id = SessionId::new(uuid::Uuid::new_v4().to_string());
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open(
                     id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::New {
                         responder,
                         fork_of,
@@ -214,19 +221,29 @@ impl Store {
                 );
             }
             Command::LoadSession { req, responder, cx } => {
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open_earlier(
                     req.session_id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::Load(responder),
                     cx,
                 );
             }
             Command::ResumeSession { req, responder, cx } => {
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open_earlier(
                     req.session_id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::Resume(responder),
                     cx,
                 );
@@ -276,7 +293,10 @@ impl Store {
         self.client = req.client_capabilities.clone();
         let sse = self.capabilities.refuses_sse_mcp.is_none();
         let durable = self.options.durability.is_some();
-        let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        let mut sessions = SessionCapabilities::new()
+            .close(SessionCloseCapabilities::new())
+            .system_prompt(SessionSystemPromptCapabilities::new())
+            .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
         if durable {
             sessions = sessions
                 .list(SessionListCapabilities::new())
