@@ -122,3 +122,35 @@ async fn deleting_a_closed_session_from_an_earlier_acplb_removes_it() {
     assert!(listed.sessions.is_empty(), "{listed:?}");
     assert_all_gone(&live, &id, &thread);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_line_deletes_a_closed_session_and_says_why_it_cannot_delete_another() {
+    let mut live = Live::start();
+    let id = one_turn_then_exit(&mut live, "scenario:plain first").await;
+    let thread = live.thread_ids().into_iter().next().expect("a thread ran");
+    let run = |id: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_acplb"))
+            .args(["sessions", "delete", id])
+            .env("ACPLB_STATE_DIR", live.state_dir())
+            .output()
+            .unwrap()
+    };
+    let out = run(&id.to_string());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(&format!("deleted session {id}")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("Codex thread {thread} is kept")),
+        "{stdout}"
+    );
+    assert!(!live.state_dir().join("sessions").join(id.to_string()).exists());
+    assert!(!registry_names(&live, &id));
+    let again = run(&id.to_string());
+    assert!(!again.status.success());
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(stderr.contains(&format!("unknown session `{id}`")), "{stderr}");
+}

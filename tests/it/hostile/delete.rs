@@ -1,6 +1,6 @@
-//! `session/delete` refused, end to end with the real Codex: an unknown session, an id that
-//! could name a path, a session another acplb has open (kept whole, named by its pid), a
-//! session folder that is a link (never followed: its target is untouched).
+//! `session/delete` refused, end to end with the real Codex: an id that could name a path, a session another acplb has open (kept whole, named by its pid), a
+//! session folder that is a link (never followed: its target is untouched); and an unknown
+//! session, which ACP wants deleted without an error (`_meta` says there was none).
 
 use agent_client_protocol::v1::schema::{CloseSessionRequest, DeleteSessionRequest, SessionId};
 
@@ -38,17 +38,35 @@ async fn refusals(live: &mut Live, ids: &[SessionId]) -> Vec<(String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn deleting_an_unknown_or_malformed_session_says_why() {
+async fn deleting_an_unknown_session_succeeds_saying_so_and_a_malformed_id_is_refused() {
     let mut live = Live::start();
-    let got = refusals(
-        &mut live,
-        &[SessionId::new("no-such-session"), SessionId::new("../../etc")],
-    )
-    .await;
-    assert!(got[0].0.contains("unknown session `no-such-session`"), "{got:?}");
-    assert_eq!(got[0].1, "\"unknown_session\"");
-    assert!(got[1].0.contains("is not a session id"), "{got:?}");
-    assert_eq!(got[1].1, "\"invalid_params\"");
+    live.respawn();
+    let updates = live.updates.clone();
+    let (unknown, twice) = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            // ACP: deleting what is not there (never created, or deleted already) succeeds.
+            let unknown = cx
+                .send_request(DeleteSessionRequest::new("no-such-session"))
+                .block_task()
+                .await?;
+            let twice = cx
+                .send_request(DeleteSessionRequest::new("no-such-session"))
+                .block_task()
+                .await?;
+            Ok((unknown, twice))
+        })
+        .await
+        .unwrap();
+    for answer in [unknown, twice] {
+        let meta = serde_json::to_value(&answer.meta).unwrap();
+        let said = meta["acplb/notFound"].as_str().unwrap_or_default().to_owned();
+        assert!(said.contains("unknown session `no-such-session`"), "{meta}");
+    }
+    let got = refusals(&mut live, &[SessionId::new("../../etc")]).await;
+    assert!(got[0].0.contains("is not a session id"), "{got:?}");
+    assert_eq!(got[0].1, "\"invalid_params\"");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

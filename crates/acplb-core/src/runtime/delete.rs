@@ -17,6 +17,10 @@ use crate::sessions::hold::HoldError;
 /// The `_meta` key of a deletion's answer saying why the provider's conversation was kept.
 pub const THREAD_KEPT: &str = "acplb/threadKept";
 
+/// The `_meta` key of a deletion's answer when there was no such session (the request still
+/// succeeds, as ACP asks: a retried or repeated delete is not an error).
+pub const NOT_FOUND: &str = "acplb/notFound";
+
 impl Store {
     pub(super) fn delete_session(&mut self, id: SessionId, responder: Responder<DeleteSessionResponse>) {
         let Some(durability) = self.options.durability.clone() else {
@@ -50,11 +54,23 @@ impl Store {
             }
             let (state, owned) = (durability.state_dir.clone(), id.to_string());
             let deleted = durable::off_loop("deleting the session", READ_LIMIT, move || {
-                delete::delete(&state, &owned).map_err(|e| refusal(&e))
+                match delete::delete(&state, &owned) {
+                    Ok(deleted) => Ok(Ok(deleted)),
+                    // ACP: deleting what is not there succeeds (a retry, a second editor);
+                    // `_meta` says there was nothing.
+                    Err(e @ DeleteError::Unknown { .. }) => Ok(Err(e.to_string())),
+                    Err(e) => Err(refusal(&e)),
+                }
             })
             .await;
             let deleted = match deleted {
-                Ok(d) => d,
+                Ok(Ok(d)) => d,
+                Ok(Err(nothing)) => {
+                    tracing::info!(session = %id, "session/delete of a session acplb does not keep");
+                    let mut meta = serde_json::Map::new();
+                    meta.insert(NOT_FOUND.into(), nothing.into());
+                    return reply(responder.respond(DeleteSessionResponse::new().meta(meta)));
+                }
                 Err(e) => return reply(responder.respond_with_error(e)),
             };
             tracing::info!(session = %id, folder = deleted.folder, listed = deleted.listed, "session deleted");

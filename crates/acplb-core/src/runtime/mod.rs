@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use agent_client_protocol::{Agent, ConnectTo};
 
-pub use delete::THREAD_KEPT;
+pub use delete::{NOT_FOUND, THREAD_KEPT};
 pub use durable::Durability;
 pub use fork::FORK_OF;
 
