@@ -1,7 +1,8 @@
 //! `acplb sessions`: the sessions acplb keeps in its state directory: `list` shows them,
-//! `show` and `summary` one of them, `prune` deletes old ones. Each subcommand is a variant of [`SessionsCommand`] with its
+//! `show` and `summary` one of them, `prune` deletes old ones, `delete` one. Each subcommand is a variant of [`SessionsCommand`] with its
 //! arguments and code in a file of its own.
 
+mod delete;
 mod list;
 mod prune;
 pub(crate) mod show;
@@ -30,6 +31,9 @@ pub(crate) enum SessionsCommand {
     Show(show::ShowArgs),
     /// Print a session's shutdown summary (written by the `session-summary` plugin).
     Summary(show::IdArgs),
+    /// Delete one session now: its journal, summary and registry entry. Refused while an
+    /// acplb has it open. Its Codex thread is kept (an editor's `session/delete` deletes it).
+    Delete(show::IdArgs),
 }
 
 /// Where sessions are kept, for `--help` (a macro, so help texts can `concat!` it).
@@ -54,7 +58,8 @@ Examples:
   acplb sessions show ID                  one session as readable text
   acplb sessions show -f ID               ... and what it does next, as it happens
   acplb sessions summary ID               its shutdown summary
-  acplb sessions prune --dry-run          what `prune` would delete"
+  acplb sessions prune --dry-run          what `prune` would delete
+  acplb sessions delete ID                one session, now"
 );
 
 /// Runs a `sessions` subcommand; `Ok(false)` (exit 1) when part of it failed.
@@ -64,6 +69,7 @@ pub(crate) fn run(command: &SessionsCommand) -> anyhow::Result<bool> {
         SessionsCommand::Prune(args) => prune::run(args),
         SessionsCommand::Show(args) => show::show(args),
         SessionsCommand::Summary(args) => show::summary(args),
+        SessionsCommand::Delete(args) => delete::run(args),
     }
 }
 

@@ -190,6 +190,9 @@ pub struct SessionSetup {
     pub env: Vec<(String, String)>,
     /// Developer instructions for every turn (from plugins).
     pub developer_instructions: Vec<String>,
+    /// Directories writable beside `cwd` (the client's `additionalDirectories`: absolute,
+    /// existing).
+    pub additional_directories: Vec<PathBuf>,
     /// Whether the client shows `notice` updates (`session.notices` capability).
     pub client_shows_notices: bool,
     /// Set when the session continues one from an earlier process (`session/load`,
@@ -345,6 +348,13 @@ pub trait ProviderAdapter {
         Err(AuthFailure::Failed(
             "this agent has nothing to sign out of".into(),
         ))
+    }
+
+    /// Deletes the provider's own record of conversation `thread_id` (its session was deleted:
+    /// `session/delete`). Providers that keep nothing of their own have nothing to do.
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), ProviderError> {
+        let _ = thread_id;
+        Ok(())
     }
 }
 

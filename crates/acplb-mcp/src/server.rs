@@ -14,8 +14,8 @@ use acplb_core::session::options::{MODE, MODEL, REASONING_EFFORT};
 use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CloseSessionRequest, LoadSessionRequest, NewSessionRequest, SessionConfigOptionValue, SessionId,
-    SetSessionConfigOptionRequest,
+    CloseSessionRequest, DeleteSessionRequest, LoadSessionRequest, NewSessionRequest,
+    SessionConfigOptionValue, SessionId, SetSessionConfigOptionRequest,
 };
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as Content, Implementation,
@@ -240,9 +240,15 @@ impl CodexMcp {
         Ok(session)
     }
 
-    /// Closes a session the call could not set up, so no thread of it is left open.
+    /// Deletes a session the call could not set up (a refused model, say), so no thread of it
+    /// is left open or listed; where sessions are not kept it is closed instead.
     async fn close(&self, session: &SessionId) {
         self.lock_open().remove(&session.to_string());
+        let delete = DeleteSessionRequest::new(session.clone());
+        let Err(e) = self.cx.send_request(delete).block_task().await else {
+            return;
+        };
+        tracing::debug!(%session, error = %e.message, "a thread that could not be set up was not deleted; closing it");
         let close = CloseSessionRequest::new(session.clone());
         if let Err(e) = self.cx.send_request(close).block_task().await {
             tracing::warn!(%session, error = %e.message, "cannot close a thread that could not be set up");

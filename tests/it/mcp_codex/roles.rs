@@ -57,6 +57,14 @@ async fn a_role_sets_the_model_and_instructions_of_every_thread() {
             .unwrap()
     };
     let open_before = status(&mcp).await["openThreads"].clone();
+    let listed = |mcp| async move {
+        tool(mcp, "codex_threads", json!({}))
+            .await
+            .structured_content
+            .unwrap()["threads"]
+            .clone()
+    };
+    let listed_before = listed(&mcp).await;
     let unknown = tool(
         &mcp,
         "codex",
@@ -65,11 +73,17 @@ async fn a_role_sets_the_model_and_instructions_of_every_thread() {
     .await;
     // The session made for the call is not left open.
     assert_eq!(status(&mcp).await["openThreads"], open_before);
-    let threads = tool(&mcp, "codex_threads", json!({}))
-        .await
-        .structured_content
-        .unwrap();
-    assert_eq!(threads["threads"][0]["status"], "closed", "{threads}");
+    // Nor is it kept: the threads listed are the ones before (issue 19).
+    let listed_after = listed(&mcp).await;
+    let ids = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["threadId"].to_string())
+            .collect()
+    };
+    assert_eq!(ids(&listed_after), ids(&listed_before), "{listed_after}");
+    assert_eq!(ids(&listed_before).len(), 2, "{listed_before}");
     assert!(is_error(&unknown));
     assert!(
         text(&unknown).contains("`no-such-model` is not a value of config option `model`"),

@@ -143,6 +143,21 @@ impl ProviderAdapter for CodexAdapter {
         }
     }
 
+    /// `thread/delete` on the shared server; on exec, on a `codex app-server` of its own,
+    /// stopped behind the answer (as the model list is asked).
+    async fn delete_thread(&self, thread_id: &str) -> Result<(), ProviderError> {
+        if let Some(server) = &self.server {
+            return appserver::forget::delete_thread(server, thread_id).await;
+        }
+        let own = AppServer::new(CodexOptions {
+            transcript_dir: None,
+            ..self.options.clone()
+        });
+        let deleted = appserver::forget::delete_thread(&own, thread_id).await;
+        tokio::task::spawn_local(async move { own.shutdown().await });
+        deleted
+    }
+
     async fn health(&self) -> Result<(), String> {
         match &self.server {
             Some(server) => server.health().await,

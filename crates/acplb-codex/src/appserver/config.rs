@@ -7,6 +7,8 @@
 //! stdin pipe, which no other user can read (never on a command line); Codex hands `env` to the
 //! MCP server it starts and sends the headers itself. Transcripts redact them like exec's.
 
+use std::path::PathBuf;
+
 use acplb_core::permission::{Approval, Mode, Sandbox};
 use acplb_core::provider::SessionSettings;
 use agent_client_protocol::v1::schema::McpServer;
@@ -89,13 +91,14 @@ pub(crate) fn sandbox_mode(mode: Mode, settings: &SessionSettings) -> &'static s
     }
 }
 
-/// `sandboxPolicy` (a `SandboxPolicy`) for `turn/start`: the mode may change between turns.
-pub(crate) fn sandbox_policy(mode: Mode, settings: &SessionSettings) -> Value {
+/// `sandboxPolicy` (a `SandboxPolicy`) for `turn/start`: the mode may change between turns;
+/// `writable` (the session's additional directories) are writable beside the cwd.
+pub(crate) fn sandbox_policy(mode: Mode, settings: &SessionSettings, writable: &[PathBuf]) -> Value {
     match mode.sandbox(settings.network_access) {
         Sandbox::ReadOnly => json!({ "type": "readOnly", "networkAccess": false }),
         Sandbox::WorkspaceWrite { network } => json!({
             "type": "workspaceWrite",
-            "writableRoots": [],
+            "writableRoots": writable,
             "networkAccess": network,
             "excludeTmpdirEnvVar": false,
             "excludeSlashTmp": false,
@@ -145,7 +148,10 @@ mod tests {
         assert_eq!(approval_policy(Mode::ReadOnly), "on-request");
         assert_eq!(approval_policy(Mode::FullAccess), "never");
         assert_eq!(sandbox_mode(Mode::Auto, &s), "workspace-write");
-        assert_eq!(sandbox_policy(Mode::ReadOnly, &s)["type"], "readOnly");
-        assert_eq!(sandbox_policy(Mode::FullAccess, &s)["type"], "dangerFullAccess");
+        assert_eq!(sandbox_policy(Mode::ReadOnly, &s, &[])["type"], "readOnly");
+        assert_eq!(
+            sandbox_policy(Mode::FullAccess, &s, &[])["type"],
+            "dangerFullAccess"
+        );
     }
 }

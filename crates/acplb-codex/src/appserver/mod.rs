@@ -16,6 +16,7 @@ mod config;
 pub mod decode;
 mod early;
 mod edits;
+pub(crate) mod forget;
 mod liveness;
 mod mcp_status;
 pub(crate) mod models;

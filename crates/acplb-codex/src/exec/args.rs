@@ -27,6 +27,8 @@ pub(crate) struct TurnArgs<'a> {
     /// Developer instructions to send (the user's own already merged in).
     pub developer_instructions: Option<String>,
     pub images: &'a [PathBuf],
+    /// Directories writable beside `cwd` (`--add-dir`).
+    pub add_dirs: &'a [PathBuf],
     pub resume_thread: Option<&'a str>,
 }
 
@@ -82,6 +84,10 @@ pub(crate) fn build(a: &TurnArgs<'_>) -> Vec<OsString> {
     );
     args.push("-C".into());
     args.push(a.cwd.as_os_str().to_owned());
+    for dir in a.add_dirs {
+        args.push("--add-dir".into());
+        args.push(dir.as_os_str().to_owned());
+    }
     if let Some(thread) = a.resume_thread {
         args.push("resume".into());
         args.push(thread.into());
@@ -137,6 +143,7 @@ mod tests {
             mcp_overrides: &[],
             developer_instructions: Some("be \"nice\"\nplease".into()),
             images: &[],
+            add_dirs: &[],
             resume_thread: None,
         }));
         let joined = args.join(" ");
@@ -171,16 +178,17 @@ mod tests {
             mcp_overrides: &[],
             developer_instructions: None,
             images: &images,
+            add_dirs: &[PathBuf::from("/extra")],
             resume_thread: Some("0199-thread"),
         }));
         let joined = args.join(" ");
-        assert!(joined.contains("-s read-only -C /w resume"));
+        assert!(joined.contains("-s read-only -C /w --add-dir /extra resume"));
         assert!(
             !joined.contains("network_access"),
             "network only matters in auto: {joined}"
         );
         assert!(
-            joined.ends_with("-C /w resume 0199-thread --image /tmp/a.png -- -"),
+            joined.ends_with("-C /w --add-dir /extra resume 0199-thread --image /tmp/a.png -- -"),
             "{joined}"
         );
     }

@@ -214,6 +214,7 @@ impl CodexSession {
                 &turn.developer_instructions,
             ),
             images: images.paths(),
+            add_dirs: &self.setup.additional_directories,
             resume_thread: self.thread_id.as_deref(),
         });
         tracing::debug!(session = %self.setup.session_id, ?args, "starting codex");

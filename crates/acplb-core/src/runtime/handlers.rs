@@ -3,8 +3,9 @@
 
 use agent_client_protocol::JsonRpcRequest;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, CancelNotification, CloseSessionRequest, InitializeRequest, ListSessionsRequest,
-    LoadSessionRequest, LogoutRequest, NewSessionRequest, PromptRequest, ResumeSessionRequest,
+    AuthenticateRequest, CancelNotification, CloseSessionRequest, DeleteSessionRequest, InitializeRequest,
+    ListSessionsRequest, LoadSessionRequest, LogoutRequest, NewSessionRequest, PromptRequest,
+    ResumeSessionRequest,
     SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -109,6 +110,12 @@ pub(super) async fn serve(
         .on_receive_request(
             forward!(tx, |_req: LogoutRequest, responder, _| Command::Logout {
                 responder
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: DeleteSessionRequest, responder, _| {
+                Command::DeleteSession { req, responder }
             }),
             on_receive_request!(),
         )

@@ -2,6 +2,8 @@
 //! which owns the session store and one actor per session.
 
 mod auth;
+mod asked;
+mod delete;
 mod durable;
 mod fork;
 mod handlers;
@@ -18,6 +20,7 @@ use std::time::Duration;
 
 use agent_client_protocol::{Agent, ConnectTo};
 
+pub use delete::{NOT_FOUND, THREAD_KEPT};
 pub use durable::Durability;
 pub use fork::FORK_OF;
 

@@ -16,6 +16,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
+use super::asked::Asked;
 use super::durable::{self, Loaded};
 use super::fork;
 use super::start::{self, START_LIMIT, Started};
@@ -108,6 +109,7 @@ impl Store {
         session_id: SessionId,
         cwd: std::path::PathBuf,
         mcp_servers: Vec<McpServer>,
+        asked: Asked,
         reply: Reply,
         cx: ConnectionTo<Client>,
     ) {
@@ -131,7 +133,7 @@ impl Store {
             ));
             return;
         }
-        self.open(session_id, cwd, mcp_servers, reply, cx);
+        self.open(session_id, cwd, mcp_servers, asked, reply, cx);
     }
 
     /// Opens a session: checks, then its plugins (on the blocking pool), its journal and its
@@ -142,6 +144,7 @@ impl Store {
         session_id: SessionId,
         cwd: std::path::PathBuf,
         mcp_servers: Vec<McpServer>,
+        asked: Asked,
         reply: Reply,
         cx: ConnectionTo<Client>,
     ) {
@@ -149,6 +152,10 @@ impl Store {
             reply.error(e);
             return;
         }
+        let asked = match asked.check() {
+            Ok(checked) => checked,
+            Err(e) => return reply.error(e),
+        };
         let start = SessionStart {
             session_id: session_id.to_string(),
             cwd: cwd.clone(),
@@ -180,11 +187,14 @@ impl Store {
                     mcp_servers: start.mcp_servers,
                     env: start.env,
                     developer_instructions: start.developer_instructions,
+                    additional_directories: asked.directories,
                     client_shows_notices: shows_notices,
                     resume: None,
                     fork: None,
                     meta,
                 };
+                // The client's system prompt after what plugins added.
+                setup.developer_instructions.extend(asked.instructions);
                 // A new session's journal is created once its plugins accepted it, before its
                 // provider side opens (ADR 0012: a folder and a file on a local disk take
                 // microseconds, like each journal line); a fork's once its source is known to be

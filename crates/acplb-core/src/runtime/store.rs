@@ -1,5 +1,5 @@
-//! The runtime loop: owns the session store, answers `initialize`, `session/list` and
-//! `session/close`, opens sessions (`open.rs`: new, load, resume) and routes everything else to
+//! The runtime loop: owns the session store, answers `initialize`, `session/list`,
+//! `session/close` and `session/delete` (`delete.rs`), opens sessions (`open.rs`: new, load, resume) and routes everything else to
 //! the session's actor; stops them all in order.
 
 use std::collections::HashMap;
@@ -10,19 +10,21 @@ use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
-    CloseSessionRequest, CloseSessionResponse, Implementation, InitializeRequest, InitializeResponse,
-    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutCapabilities,
-    LogoutResponse, McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities,
-    PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities,
-    SessionCloseCapabilities, SessionId, SessionListCapabilities, SessionResumeCapabilities,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse,
+    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, Implementation,
+    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, LogoutCapabilities, LogoutResponse, McpCapabilities, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
+    SessionCloseCapabilities, SessionDeleteCapabilities, SessionId, SessionListCapabilities,
+    SessionResumeCapabilities, SessionSystemPromptCapabilities, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinHandle;
 
 use super::ServerOptions;
+use super::asked::Asked;
 use super::durable;
 use super::open::{Opened, Reply};
 use crate::error::Reason;
@@ -84,6 +86,10 @@ pub(crate) enum Command {
     },
     Logout {
         responder: Responder<LogoutResponse>,
+    },
+    DeleteSession {
+        req: DeleteSessionRequest,
+        responder: Responder<DeleteSessionResponse>,
     },
 }
 
@@ -206,10 +212,15 @@ impl Store {
                     Err(e) => return reply(responder.respond_with_error(e)),
                 };
                 let id = SessionId::new(uuid::Uuid::new_v4().to_string());
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open(
                     id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::New {
                         responder,
                         fork_of,
@@ -219,19 +230,29 @@ impl Store {
                 );
             }
             Command::LoadSession { req, responder, cx } => {
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open_earlier(
                     req.session_id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::Load(responder),
                     cx,
                 );
             }
             Command::ResumeSession { req, responder, cx } => {
+                let asked = Asked {
+                    system_prompt: req.system_prompt,
+                    additional_directories: req.additional_directories,
+                };
                 self.open_earlier(
                     req.session_id,
                     req.cwd,
                     req.mcp_servers,
+                    asked,
                     Reply::Resume(responder),
                     cx,
                 );
@@ -240,6 +261,7 @@ impl Store {
             Command::CloseSession { req, responder } => self.close_session(&req.session_id, responder),
             Command::Authenticate { req, responder, cx } => self.authenticate(req, responder, cx),
             Command::Logout { responder } => self.logout(responder),
+            Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
             Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
                 None => unknown(&req.session_id, responder),
@@ -282,11 +304,15 @@ impl Store {
         self.client = req.client_capabilities.clone();
         let sse = self.capabilities.refuses_sse_mcp.is_none();
         let durable = self.options.durability.is_some();
-        let mut sessions = SessionCapabilities::new().close(SessionCloseCapabilities::new());
+        let mut sessions = SessionCapabilities::new()
+            .close(SessionCloseCapabilities::new())
+            .system_prompt(SessionSystemPromptCapabilities::new())
+            .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
         if durable {
             sessions = sessions
                 .list(SessionListCapabilities::new())
-                .resume(SessionResumeCapabilities::new());
+                .resume(SessionResumeCapabilities::new())
+                .delete(SessionDeleteCapabilities::new());
         }
         let caps = AgentCapabilities::new()
             .load_session(durable)
@@ -369,7 +395,7 @@ impl Store {
 /// Hands a message to an actor; if the actor is gone (it only stops on shutdown, or after a
 /// bug), its request is answered with an error that says so, not dropped (a dropped responder
 /// makes the SDK answer a bare "Internal error").
-fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
+pub(super) fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
     if let Err(tokio::sync::mpsc::error::SendError(msg)) = tx.send(msg) {
         tracing::warn!("session actor is gone; request refused");
         msg.refuse("this session has stopped; start a new session");

@@ -19,6 +19,8 @@ pub(crate) const THREAD_LOADED_LIST: &str = "thread/loaded/list";
 pub(crate) const THREAD_INJECT_ITEMS: &str = "thread/inject_items";
 /// `/compact`: compacts a thread's history.
 pub(crate) const THREAD_COMPACT_START: &str = "thread/compact/start";
+/// Deletes a saved thread (its rollout) for good.
+pub(crate) const THREAD_DELETE: &str = "thread/delete";
 /// Starts a turn.
 pub(crate) const TURN_START: &str = "turn/start";
 /// Adds input to the running turn.

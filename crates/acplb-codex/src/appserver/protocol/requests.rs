@@ -121,6 +121,13 @@ pub(crate) struct ThreadCompactStart {
     pub(crate) thread_id: String,
 }
 
+/// `thread/delete`: thread `thread_id` deleted (its session was deleted).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadDelete {
+    pub(crate) thread_id: String,
+}
+
 /// `turn/start`: a prompt, with the turn's mode and settings.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -234,6 +241,7 @@ methods! {
     ThreadLoadedList => THREAD_LOADED_LIST,
     ThreadInjectItems => THREAD_INJECT_ITEMS,
     ThreadCompactStart => THREAD_COMPACT_START,
+    ThreadDelete => THREAD_DELETE,
     TurnStart => TURN_START,
     TurnSteer => TURN_STEER,
     TurnInterrupt => TURN_INTERRUPT,

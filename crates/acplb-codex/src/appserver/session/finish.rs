@@ -77,6 +77,7 @@ pub(super) fn start_request(
     turn: &TurnRequest,
     cwd: &std::path::Path,
     images: &[std::path::PathBuf],
+    writable: &[std::path::PathBuf],
 ) -> Start {
     let thread_id = thread_id.to_owned();
     match slash {
@@ -92,7 +93,7 @@ pub(super) fn start_request(
             thread_id,
             input: turn_input::user_input(&turn.prompt.text, images),
             approval_policy: config::approval_policy(turn.mode),
-            sandbox_policy: config::sandbox_policy(turn.mode, &turn.settings),
+            sandbox_policy: config::sandbox_policy(turn.mode, &turn.settings, writable),
             cwd: cwd.to_path_buf(),
             model: turn.settings.model.clone(),
             effort: turn.settings.reasoning_effort.clone(),

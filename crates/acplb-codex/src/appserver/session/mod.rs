@@ -189,7 +189,14 @@ impl ProviderSession for AppSession {
         thread.inbox.drain();
         conn.rpc.set_active(&thread_id, true);
         inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
-        let start = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
+        let start = start_request(
+            slash,
+            &thread_id,
+            &turn,
+            &self.setup.cwd,
+            images.paths(),
+            &self.setup.additional_directories,
+        );
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,
