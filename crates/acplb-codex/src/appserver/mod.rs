@@ -17,6 +17,7 @@ mod edits;
 mod liveness;
 pub(crate) mod models;
 mod pipes;
+mod plan;
 mod protocol;
 mod rpc;
 mod served;
@@ -45,6 +46,7 @@ pub(crate) fn open_session(server: &AppServer, setup: SessionSetup) -> Box<dyn P
 pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
     catalog.asks = true;
     catalog.steer = true;
+    catalog.refuses_plan = None;
     ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),

@@ -77,6 +77,9 @@ pub(crate) struct AppSession {
     usage: Option<Value>,
     /// The thread being started in the background since the session opened.
     early: Option<JoinHandle<Option<Early>>>,
+    /// Whether the thread's last turn ran in Codex's plan mode (the next one in another mode
+    /// sets the default collaboration mode back).
+    planning: bool,
 }
 
 /// How the turn found its thread.
@@ -122,6 +125,7 @@ impl AppSession {
             model: None,
             usage: None,
             early: None,
+            planning: false,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -189,6 +193,7 @@ impl ProviderSession for AppSession {
         };
         let images = ImageFiles::write(&turn.prompt.images).await?;
         let decoder = AppDecoder::new(self.decoder_options());
+        let collaboration = self.collaboration(slash.as_ref(), &turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
         };
@@ -197,7 +202,14 @@ impl ProviderSession for AppSession {
         thread.inbox.drain();
         conn.rpc.set_active(&thread_id, true);
         inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
-        let start = start_request(slash, &thread_id, &turn, &self.setup.cwd, images.paths());
+        let start = start_request(
+            slash,
+            &thread_id,
+            &turn,
+            &self.setup.cwd,
+            images.paths(),
+            collaboration,
+        );
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,

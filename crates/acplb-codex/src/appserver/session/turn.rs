@@ -10,6 +10,8 @@ use super::{
 };
 use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
 use crate::appserver::protocol::{Request, methods};
+use crate::appserver::user_input;
+use acplb_core::provider::ElicitAnswer;
 
 /// How long an interrupted turn has to say it ended before its open tool calls are closed
 /// anyway: the prompt is answered within a second, whatever Codex does.
@@ -47,6 +49,9 @@ const OPEN_ASKS: usize = 64;
 
 pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
 
+/// A question put to the editor as a form: the request's id and params, and the answer.
+type PendingQuestion<'s> = futures::future::LocalBoxFuture<'s, (Value, Value, ElicitAnswer)>;
+
 impl TurnRun<'_> {
     pub(super) async fn drive(
         &mut self,
@@ -56,10 +61,32 @@ impl TurnRun<'_> {
         steer: &acplb_core::provider::SteerInbox,
     ) -> Ended {
         let mut asks: FuturesUnordered<PendingAsk<'_>> = FuturesUnordered::new();
+        let mut questions: FuturesUnordered<PendingQuestion<'_>> = FuturesUnordered::new();
         loop {
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return self.interrupt(inbox, sink, asks).await,
+                () = cancel.cancelled() => {
+                    // The open forms are dropped; Codex hears "no answer" for each (`waiting`).
+                    drop(questions);
+                    return self.interrupt(inbox, sink, asks).await;
+                }
+                // Cancel-safe, as below.
+                Some((id, params, answer)) = questions.next(), if !questions.is_empty() => {
+                    self.waiting.retain(|(waiting, _)| *waiting != id);
+                    self.respond(&id, user_input::answers(&params, &answer));
+                    match answer {
+                        // The user dismissed the form: the turn stops, as when Codex's own
+                        // question is dismissed.
+                        ElicitAnswer::Cancelled => {
+                            drop(questions);
+                            return self.interrupt(inbox, sink, asks).await;
+                        }
+                        ElicitAnswer::Unanswered(why) => {
+                            tracing::info!(reason = %why, "a question went unanswered; Codex goes on without an answer");
+                        }
+                        ElicitAnswer::Accepted(_) | ElicitAnswer::Declined => {}
+                    }
+                }
                 // Cancel-safe: FuturesUnordered keeps the other asks.
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
                     let result = match &answer {
@@ -76,7 +103,7 @@ impl TurnRun<'_> {
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => self.steer(&input.text).await,
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
-                msg = inbox.recv(), if asks.len() < OPEN_ASKS => {
+                msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
                         return Ended::Gone(Gone::closed());
                     };
@@ -106,6 +133,16 @@ impl TurnRun<'_> {
                                 asks.push(Box::pin(async move {
                                     let answer = sink.request_permission(question).await;
                                     (id, ask, answer)
+                                }));
+                            } else if method == methods::TOOL_USER_INPUT
+                                && sink.can_elicit()
+                                && let Some(form) = user_input::form(&params)
+                            {
+                                let unanswered = user_input::answers(&params, &ElicitAnswer::Cancelled);
+                                self.waiting.push((id.clone(), unanswered));
+                                questions.push(Box::pin(async move {
+                                    let answer = sink.elicit(form).await;
+                                    (id, params, answer)
                                 }));
                             } else if method == methods::TOOL_USER_INPUT {
                                 let result = answer_user_input(&params, &mut self.out);
@@ -263,6 +300,9 @@ impl TurnRun<'_> {
                     // Asked while stopping: refused the way a rejection would be.
                     match Ask::from_request(&method, &params, &self.decoder) {
                         Some(ask) => self.respond(&id, ask.cancelled()),
+                        None if method == methods::TOOL_USER_INPUT => {
+                            self.respond(&id, user_input::answers(&params, &ElicitAnswer::Cancelled));
+                        }
                         None => self.respond_error(&id, -32603, "the turn was cancelled"),
                     }
                     false
