@@ -25,6 +25,7 @@ mod lifecycle;
 mod live;
 mod mcp_codex;
 mod models;
+mod plan_mode;
 mod protocol;
 mod queue_cli;
 mod queue_delivery;

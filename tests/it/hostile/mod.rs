@@ -10,6 +10,7 @@ mod flow;
 mod mail;
 mod mcp_codex;
 mod models;
+mod questions;
 mod queue;
 mod signals;
 mod stalled_open;
