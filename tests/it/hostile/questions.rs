@@ -109,3 +109,56 @@ echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu
     let field = &forms[0]["requestedSchema"]["properties"]["a"];
     assert_eq!(field["oneOf"].as_array().map(Vec::len), Some(1), "{field}");
 }
+
+#[tokio::test]
+async fn an_mcp_servers_form_reaches_the_editor_and_other_modes_are_declined() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // A form (shown, answered), then a URL elicitation and a form of no readable field (both
+    // declined without asking the editor).
+    let on_turn = format!(
+        r#"echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
+echo '{{"id":910,"method":"mcpServer/elicitation/request","params":{{"threadId":"th-1","turnId":"tu-1","serverName":"db","mode":"form","_meta":null,"message":"Which table?","requestedSchema":{{"type":"object","properties":{{"table":{{"type":"string","enum":["a","b"]}}}},"required":["table"]}}}}}}'
+read -r answer; printf '%s\n' "$answer" > '{d}/form.json'
+echo '{{"id":911,"method":"mcpServer/elicitation/request","params":{{"threadId":"th-1","turnId":"tu-1","serverName":"db","mode":"url","_meta":null,"message":"Log in","url":"https://example.invalid","elicitationId":"e1"}}}}'
+read -r answer; printf '%s\n' "$answer" > '{d}/url.json'
+echo '{{"id":912,"method":"mcpServer/elicitation/request","params":{{"threadId":"th-1","turnId":"tu-1","serverName":"db","mode":"form","_meta":null,"message":"x","requestedSchema":"not a schema"}}}}'
+read -r answer; printf '%s\n' "$answer" > '{d}/bad.json'
+echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'"#
+    );
+    let codex = app_server(dir.path(), &on_turn);
+    let mut acplb = spawn_app_server(dir.path(), &codex, &[]);
+    acplb.forms.answer(FormAnswer::Accept(json!({"table": "b"})));
+    let cwd = dir.path().to_owned();
+    let updates = Updates::default();
+    let stop = acplb
+        .client(&updates, async |cx| {
+            let s = open_session_with_forms(&cx, &cwd).await?;
+            prompt(&cx, &s.session_id, "hello").await
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop.stop_reason, StopReason::EndTurn);
+    let forms = acplb.forms.seen();
+    assert_eq!(forms.len(), 1, "{forms:?}");
+    assert_eq!(forms[0]["message"], "db asks: Which table?");
+    assert_eq!(
+        forms[0]["requestedSchema"]["properties"]["table"]["enum"],
+        json!(["a", "b"])
+    );
+    let form = recorded(dir.path(), "form.json");
+    assert_eq!(
+        (&form["id"], &form["result"]),
+        (
+            &json!(910),
+            &json!({"action": "accept", "content": {"table": "b"}, "_meta": null})
+        )
+    );
+    for (name, id) in [("url.json", 911), ("bad.json", 912)] {
+        let declined = recorded(dir.path(), name);
+        assert_eq!(
+            (&declined["id"], &declined["result"]["action"]),
+            (&json!(id), &json!("decline"))
+        );
+    }
+}

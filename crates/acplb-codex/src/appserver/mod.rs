@@ -15,6 +15,7 @@ pub mod decode;
 mod early;
 mod edits;
 mod liveness;
+mod mcp_form;
 pub(crate) mod models;
 mod pipes;
 mod plan;
