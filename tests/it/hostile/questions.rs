@@ -10,7 +10,7 @@ use agent_client_protocol::v1::schema::StopReason;
 use serde_json::json;
 
 use super::stand_in::{app_server, spawn_app_server};
-use crate::harness::{FormAnswer, Updates, open_session_with_forms, prompt};
+use crate::harness::{Acplb, FormAnswer, Updates, open_session_with_forms, prompt};
 use crate::plan_mode::{ask, live, question_output};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -55,6 +55,25 @@ fn recorded(dir: &Path, name: &str) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}: {text:?}"))
 }
 
+/// One prompt to acplb on a stand-in app-server that runs `on_turn`, from a client that shows
+/// forms and fills them in with `content`; the turn must end.
+async fn one_turn(dir: &Path, on_turn: &str, content: serde_json::Value) -> (Acplb, Updates) {
+    let codex = app_server(dir, on_turn);
+    let mut acplb = spawn_app_server(dir, &codex, &[]);
+    acplb.forms.answer(FormAnswer::Accept(content));
+    let cwd = dir.to_owned();
+    let updates = Updates::default();
+    let stop = acplb
+        .client(&updates, async |cx| {
+            let s = open_session_with_forms(&cx, &cwd).await?;
+            prompt(&cx, &s.session_id, "hello").await
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop.stop_reason, StopReason::EndTurn);
+    (acplb, updates)
+}
+
 #[tokio::test]
 async fn malformed_questions_from_the_server_are_answered_and_the_turn_ends() {
     let dir = tempfile::tempdir().unwrap();
@@ -70,19 +89,7 @@ read -r answer; printf '%s\n' "$answer" > '{d}/second.json'
 echo '{{"method":"item/agentMessage/delta","params":{{"threadId":"th-1","turnId":"tu-1","itemId":"m1","delta":"still here"}}}}'
 echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'"#
     );
-    let codex = app_server(dir.path(), &on_turn);
-    let mut acplb = spawn_app_server(dir.path(), &codex, &[]);
-    acplb.forms.answer(FormAnswer::Accept(json!({"a": "x"})));
-    let cwd = dir.path().to_owned();
-    let updates = Updates::default();
-    let stop = acplb
-        .client(&updates, async |cx| {
-            let s = open_session_with_forms(&cx, &cwd).await?;
-            prompt(&cx, &s.session_id, "hello").await
-        })
-        .await
-        .unwrap();
-    assert_eq!(stop.stop_reason, StopReason::EndTurn);
+    let (acplb, updates) = one_turn(dir.path(), &on_turn, json!({"a": "x"})).await;
     let text = updates.agent_text();
     assert!(
         text.contains("Codex asked a question") && text.contains("still here"),
@@ -126,19 +133,7 @@ echo '{{"id":912,"method":"mcpServer/elicitation/request","params":{{"threadId":
 read -r answer; printf '%s\n' "$answer" > '{d}/bad.json'
 echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'"#
     );
-    let codex = app_server(dir.path(), &on_turn);
-    let mut acplb = spawn_app_server(dir.path(), &codex, &[]);
-    acplb.forms.answer(FormAnswer::Accept(json!({"table": "b"})));
-    let cwd = dir.path().to_owned();
-    let updates = Updates::default();
-    let stop = acplb
-        .client(&updates, async |cx| {
-            let s = open_session_with_forms(&cx, &cwd).await?;
-            prompt(&cx, &s.session_id, "hello").await
-        })
-        .await
-        .unwrap();
-    assert_eq!(stop.stop_reason, StopReason::EndTurn);
+    let (acplb, _) = one_turn(dir.path(), &on_turn, json!({"table": "b"})).await;
     let forms = acplb.forms.seen();
     assert_eq!(forms.len(), 1, "{forms:?}");
     assert_eq!(forms[0]["message"], "db asks: Which table?");
