@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionNotification, SessionUpdate,
+    CreateElicitationResponse, InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse,
+    PromptRequest, PromptResponse, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SessionId, SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification, on_receive_request};
 use tokio::io::AsyncReadExt as _;
@@ -172,6 +172,74 @@ impl Permissions {
     }
 }
 
+/// How the test client answers `elicitation/create` (when it declared forms).
+#[derive(Debug, Clone)]
+pub enum FormAnswer {
+    /// Accepts with this content (any object of ACP field values: the client may send what
+    /// the form did not ask for, a hostile case).
+    Accept(serde_json::Value),
+    Decline,
+    Cancel,
+    /// Never answers (the request stays pending until the session is cancelled).
+    Never,
+    /// Answers with a JSON-RPC error.
+    Error,
+}
+
+/// The forms the client was asked to fill in, and how it answers them.
+#[derive(Clone)]
+pub struct Forms {
+    answer: Arc<Mutex<FormAnswer>>,
+    seen: Arc<Mutex<Vec<serde_json::Value>>>,
+    held: Arc<Mutex<Vec<agent_client_protocol::v1::Responder<CreateElicitationResponse>>>>,
+}
+
+impl Default for Forms {
+    fn default() -> Self {
+        Self {
+            answer: Arc::new(Mutex::new(FormAnswer::Decline)),
+            seen: Arc::default(),
+            held: Arc::default(),
+        }
+    }
+}
+
+impl Forms {
+    /// From now on, answers this way.
+    pub fn answer(&self, answer: FormAnswer) {
+        *self.answer.lock().unwrap() = answer;
+    }
+
+    /// The `elicitation/create` params received so far.
+    pub fn seen(&self) -> Vec<serde_json::Value> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    fn respond(
+        &self,
+        req: serde_json::Value,
+        responder: agent_client_protocol::v1::Responder<CreateElicitationResponse>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        self.seen.lock().unwrap().push(req);
+        let answer = self.answer.lock().unwrap().clone();
+        let result = match answer {
+            FormAnswer::Accept(content) => serde_json::json!({"action": "accept", "content": content}),
+            FormAnswer::Decline => serde_json::json!({"action": "decline"}),
+            FormAnswer::Cancel => serde_json::json!({"action": "cancel"}),
+            FormAnswer::Never => {
+                self.held.lock().unwrap().push(responder);
+                return Ok(());
+            }
+            FormAnswer::Error => {
+                return responder.respond_with_error(
+                    agent_client_protocol::Error::internal_error().data("the test client refuses"),
+                );
+            }
+        };
+        responder.respond(serde_json::from_value(result).expect("an ACP elicitation answer"))
+    }
+}
+
 /// A running `acplb`.
 pub struct Acplb {
     pub child: Child,
@@ -179,6 +247,8 @@ pub struct Acplb {
     stderr: Arc<Mutex<String>>,
     /// How this client answers permission requests, and what it was asked.
     pub permissions: Permissions,
+    /// How this client answers forms (`elicitation/create`), and what it was asked.
+    pub forms: Forms,
     /// acplb's state directory when the test gave it no home of its own: sessions a test
     /// keeps never land in the user's.
     _state: Option<tempfile::TempDir>,
@@ -224,6 +294,7 @@ impl Acplb {
             pid,
             stderr,
             permissions: Permissions::default(),
+            forms: Forms::default(),
             _state: state,
         }
     }
@@ -251,6 +322,7 @@ impl Acplb {
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
         let sink = updates.clone();
         let permissions = self.permissions.clone();
+        let forms = self.forms.clone();
         Client
             .v1()
             .name("acplb-e2e")
@@ -265,6 +337,14 @@ impl Acplb {
                 async move |req: RequestPermissionRequest,
                             responder: agent_client_protocol::v1::Responder<RequestPermissionResponse>,
                             _cx| { permissions.respond(req, responder) },
+                on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |req: agent_client_protocol::v1::schema::CreateElicitationRequest,
+                            responder: agent_client_protocol::v1::Responder<CreateElicitationResponse>,
+                            _cx| {
+                    forms.respond(serde_json::to_value(&req).unwrap(), responder)
+                },
                 on_receive_request!(),
             )
             .connect_with(transport, main)
@@ -290,6 +370,22 @@ impl Acplb {
         self.child.start_kill().ok();
         panic!("acplb did not exit within {limit:?}; stderr:\n{}", self.stderr());
     }
+}
+
+/// `initialize` declaring form elicitation, then `session/new` in `cwd`.
+pub async fn open_session_with_forms(
+    cx: &ConnectionTo<Agent>,
+    cwd: &Path,
+) -> Result<NewSessionResponse, agent_client_protocol::Error> {
+    use agent_client_protocol::v1::schema::{
+        ClientCapabilities, ElicitationCapabilities, ElicitationFormCapabilities,
+    };
+    let caps = ClientCapabilities::new()
+        .elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()));
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+        .block_task()
+        .await?;
+    cx.send_request(NewSessionRequest::new(cwd)).block_task().await
 }
 
 /// `initialize` then `session/new` in `cwd`.

@@ -28,6 +28,7 @@ mod login;
 mod mcp_codex;
 mod mcp_status;
 mod models;
+mod plan_mode;
 mod protocol;
 mod queue_cli;
 mod queue_delivery;

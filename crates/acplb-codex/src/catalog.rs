@@ -103,6 +103,8 @@ pub fn default_catalog() -> OptionCatalog {
         steer: false,
         // Set per session from what the client declared.
         booleans: false,
+        // Offered where the transport can plan (app-server).
+        refuses_plan: Some(crate::options::PLAN_REFUSAL.to_owned()),
     }
 }
 

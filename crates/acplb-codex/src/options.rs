@@ -73,6 +73,11 @@ fn request_limit_from_env() -> Option<Duration> {
 /// Why the provider refuses MCP servers over SSE.
 pub(crate) const SSE_REFUSAL: &str = "Codex does not support";
 
+/// Why plan mode is not offered on the exec transport (completing "mode `plan` is not
+/// available: …").
+pub(crate) const PLAN_REFUSAL: &str = "plan mode needs Codex's app-server transport, and this acplb runs \
+     Codex with `--transport exec` (ACPLB_TRANSPORT=exec); start acplb on the default transport to plan";
+
 /// `RUST_LOG` configures acplb; Codex would read it too and flood its stderr, so it is removed
 /// and `ACPLB_CODEX_RUST_LOG`, when set, becomes Codex's `RUST_LOG`.
 pub(crate) fn child_env(mut env: Vec<(String, String)>) -> Vec<(String, String)> {

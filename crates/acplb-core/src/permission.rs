@@ -15,6 +15,10 @@ pub enum Mode {
     Auto,
     /// No sandbox at all.
     FullAccess,
+    /// The agent plans and asks questions but edits nothing: a read-only sandbox, and nothing
+    /// beyond it (it never asks to do more). Leaving it for another mode carries the plan out.
+    /// Offered only by providers that can plan ([`crate::session::options::OptionCatalog`]).
+    Plan,
 }
 
 /// When the agent asks the editor before it acts.
@@ -43,7 +47,7 @@ pub enum Sandbox {
 
 impl Mode {
     /// Every mode, in the order editors show them.
-    pub const ALL: [Mode; 3] = [Mode::ReadOnly, Mode::Auto, Mode::FullAccess];
+    pub const ALL: [Mode; 4] = [Mode::ReadOnly, Mode::Auto, Mode::FullAccess, Mode::Plan];
 
     /// The ACP mode id.
     pub fn id(self) -> &'static str {
@@ -51,6 +55,7 @@ impl Mode {
             Mode::ReadOnly => "read-only",
             Mode::Auto => "auto",
             Mode::FullAccess => "full-access",
+            Mode::Plan => "plan",
         }
     }
 
@@ -65,6 +70,7 @@ impl Mode {
             Mode::ReadOnly => "Read Only",
             Mode::Auto => "Auto",
             Mode::FullAccess => "Full Access",
+            Mode::Plan => "Plan",
         }
     }
 
@@ -91,6 +97,9 @@ impl Mode {
                     "{agent} runs without a sandbox and never asks: it can edit anything and use the network."
                 )
             }
+            (Mode::Plan, _) => format!(
+                "{agent} plans and asks you questions but edits nothing; switch to another mode to carry the plan out."
+            ),
         }
     }
 
@@ -98,14 +107,14 @@ impl Mode {
     pub fn approval(self) -> Approval {
         match self {
             Mode::ReadOnly | Mode::Auto => Approval::OnRequest,
-            Mode::FullAccess => Approval::Never,
+            Mode::FullAccess | Mode::Plan => Approval::Never,
         }
     }
 
     /// The sandbox this mode runs under.
     pub fn sandbox(self, network_access: bool) -> Sandbox {
         match self {
-            Mode::ReadOnly => Sandbox::ReadOnly,
+            Mode::ReadOnly | Mode::Plan => Sandbox::ReadOnly,
             Mode::Auto => Sandbox::WorkspaceWrite {
                 network: network_access,
             },
@@ -140,5 +149,7 @@ mod tests {
             Sandbox::WorkspaceWrite { network: true }
         );
         assert_eq!(Mode::FullAccess.sandbox(false), Sandbox::None);
+        assert_eq!(Mode::Plan.sandbox(true), Sandbox::ReadOnly);
+        assert_eq!(Mode::Plan.approval(), Approval::Never);
     }
 }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
-    AuthMethod, AvailableCommand, ClientCapabilities, McpServer, PermissionOption, SessionUpdate, StopReason,
-    ToolCallUpdate,
+    AuthMethod, AvailableCommand, ClientCapabilities, ElicitationSchema, McpServer, PermissionOption,
+    SessionUpdate, StopReason, ToolCallId, ToolCallUpdate,
 };
 use async_trait::async_trait;
 use futures::future::LocalBoxFuture;
@@ -43,6 +43,30 @@ pub enum PermissionAnswer {
     Unanswered(String),
 }
 
+/// A form for the user (ACP `elicitation/create` in form mode): the provider's question.
+#[derive(Debug, Clone)]
+pub struct ElicitAsk {
+    /// What is asked, shown above the form.
+    pub message: String,
+    /// The form's fields.
+    pub schema: ElicitationSchema,
+    /// The tool call the question belongs to, if any.
+    pub tool_call_id: Option<ToolCallId>,
+}
+
+/// The editor's answer to an [`ElicitAsk`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ElicitAnswer {
+    /// The user filled the form in: each field's value as JSON (absent fields left out).
+    Accepted(serde_json::Map<String, serde_json::Value>),
+    /// The user declined to answer.
+    Declined,
+    /// The user (or `session/cancel`) dismissed the form.
+    Cancelled,
+    /// The client answered with an error, went away, or cannot show forms; the text says why.
+    Unanswered(String),
+}
+
 /// Where a provider sends the updates of a running turn.
 ///
 /// Implementations forward to the ACP client (through the plugin pipeline); tests collect them.
@@ -70,6 +94,21 @@ pub trait SessionSink {
         drop(ask);
         Box::pin(std::future::ready(PermissionAnswer::Unanswered(
             "no editor to ask".into(),
+        )))
+    }
+
+    /// Whether the editor shows forms ([`SessionSink::elicit`]); when it does not, a provider
+    /// answers its agent's questions itself and shows the user what was asked.
+    fn can_elicit(&self) -> bool {
+        false
+    }
+
+    /// Puts a form to the user (`elicitation/create`, form mode) and waits for the answer.
+    /// The provider races it against the turn's cancellation itself.
+    fn elicit(&self, ask: ElicitAsk) -> LocalBoxFuture<'_, ElicitAnswer> {
+        drop(ask);
+        Box::pin(std::future::ready(ElicitAnswer::Unanswered(
+            "the editor shows no forms".into(),
         )))
     }
 }

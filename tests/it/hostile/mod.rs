@@ -13,6 +13,7 @@ mod mail;
 mod mcp_codex;
 mod mcp_status;
 mod models;
+mod questions;
 mod queue;
 mod session_setup;
 mod signals;

@@ -18,9 +18,11 @@ mod early;
 mod edits;
 pub(crate) mod forget;
 mod liveness;
+mod mcp_form;
 mod mcp_status;
 pub(crate) mod models;
 mod pipes;
+mod plan;
 mod protocol;
 mod rpc;
 mod served;
@@ -49,6 +51,7 @@ pub(crate) fn open_session(server: &AppServer, setup: SessionSetup) -> Box<dyn P
 pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
     catalog.asks = true;
     catalog.steer = true;
+    catalog.refuses_plan = None;
     ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),

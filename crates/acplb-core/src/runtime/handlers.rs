@@ -5,8 +5,7 @@ use agent_client_protocol::JsonRpcRequest;
 use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, DeleteSessionRequest, InitializeRequest,
     ListSessionsRequest, LoadSessionRequest, LogoutRequest, NewSessionRequest, PromptRequest,
-    ResumeSessionRequest,
-    SetSessionConfigOptionRequest, SetSessionModeRequest,
+    ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};

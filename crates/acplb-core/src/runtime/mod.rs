@@ -1,8 +1,8 @@
 //! The ACP server: handlers that forward every request to a single-threaded runtime loop,
 //! which owns the session store and one actor per session.
 
-mod auth;
 mod asked;
+mod auth;
 mod delete;
 mod durable;
 mod fork;

@@ -306,25 +306,29 @@ impl Store {
         let cx = pending.cx.clone();
         let summarises = parts.pipeline.summary_prompt().is_some();
         let inbox = self.inbox(journal.is_some(), &session_id, &tx, shows_notices);
-        let actor = SessionActor::new(
-            session_id.clone(),
-            pending.cx,
-            SessionParts {
-                cwd: pending.cwd.clone(),
-                provider: parts.provider,
-                catalog,
-                pipeline: parts.pipeline,
-                settings,
-                mode,
-                turns,
-                journal: journal.map(Rc::new),
-                registry: tracked,
-                state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
-                turn_timeout: self.options.turn_timeout,
-                inbox,
-            },
-        )
-        .with_output_flow(self.options.output_flow.clone());
+        let actor =
+            SessionActor::new(
+                session_id.clone(),
+                pending.cx,
+                SessionParts {
+                    cwd: pending.cwd.clone(),
+                    provider: parts.provider,
+                    catalog,
+                    pipeline: parts.pipeline,
+                    settings,
+                    mode,
+                    turns,
+                    journal: journal.map(Rc::new),
+                    registry: tracked,
+                    state_dir: self.options.durability.as_ref().map(|d| d.state_dir.clone()),
+                    turn_timeout: self.options.turn_timeout,
+                    inbox,
+                    forms: self.client.elicitation.as_ref().is_some_and(
+                        agent_client_protocol::v1::schema::ElicitationCapabilities::supports_form,
+                    ),
+                },
+            )
+            .with_output_flow(self.options.output_flow.clone());
         let task = tokio::task::spawn_local(actor.run(rx));
         let how = match pending.reply {
             Reply::New { fork_of: None, .. } => "session created",

@@ -51,6 +51,9 @@ pub struct OptionCatalog {
     /// .boolean`); a client that did not gets each toggle as a select of `true` (On) and
     /// `false` (Off), as ACP asks.
     pub booleans: bool,
+    /// Why plan mode is not offered, as a sentence for the error a client that picks it gets
+    /// (`None`: it is offered).
+    pub refuses_plan: Option<String>,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -75,6 +78,16 @@ pub enum OptionError {
         /// What the option takes, listed.
         expected: String,
     },
+    /// The value exists but this provider cannot offer it.
+    #[error("`{value}` of config option `{option}` is not available: {why}")]
+    Unavailable {
+        /// The option id.
+        option: String,
+        /// The refused value.
+        value: String,
+        /// Why, as the provider says it.
+        why: String,
+    },
 }
 
 impl OptionCatalog {
@@ -87,9 +100,8 @@ impl OptionCatalog {
     pub fn modes(&self, mode: Mode) -> SessionModeState {
         SessionModeState::new(
             mode.id(),
-            Mode::ALL
-                .iter()
-                .map(|m| SessionMode::new(m.id(), m.name()).description(self.mode_description(*m)))
+            self.offered()
+                .map(|m| SessionMode::new(m.id(), m.name()).description(self.mode_description(m)))
                 .collect::<Vec<_>>(),
         )
     }
@@ -97,9 +109,9 @@ impl OptionCatalog {
     /// The options as ACP config options, with current values from `settings` and `mode`.
     pub fn options(&self, settings: &SessionSettings, mode: Mode) -> Vec<SessionConfigOption> {
         let agent = &self.agent;
-        let modes = Mode::ALL
-            .iter()
-            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(self.mode_description(*m)))
+        let modes = self
+            .offered()
+            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(self.mode_description(m)))
             .collect::<Vec<_>>();
         let mut efforts = vec![SessionConfigSelectOption::new(DEFAULT_VALUE, "Default")];
         efforts.extend(
@@ -156,6 +168,29 @@ impl OptionCatalog {
             );
         }
         options
+    }
+
+    /// The modes this provider offers, in the order editors show them.
+    pub fn offered(&self) -> impl Iterator<Item = Mode> + '_ {
+        Mode::ALL
+            .into_iter()
+            .filter(|m| *m != Mode::Plan || self.refuses_plan.is_none())
+    }
+
+    /// The mode `id` names, or why it cannot be chosen (an unknown id, or plan mode where the
+    /// provider cannot plan).
+    pub fn mode(&self, id: &str) -> Result<Mode, String> {
+        match Mode::from_id(id) {
+            Some(Mode::Plan) if self.refuses_plan.is_some() => Err(format!(
+                "mode `plan` is not available: {}",
+                self.refuses_plan.as_deref().unwrap_or_default()
+            )),
+            Some(mode) => Ok(mode),
+            None => {
+                let modes: Vec<&str> = self.offered().map(Mode::id).collect();
+                Err(format!("unknown mode `{id}`; the modes are {}", modes.join(", ")))
+            }
+        }
     }
 
     /// An on/off option: a boolean for a client that declared them, else a select whose values
@@ -216,7 +251,17 @@ impl OptionCatalog {
         };
         match id {
             MODE => {
-                *mode = Mode::from_id(&text).ok_or_else(|| bad(one_of(Mode::ALL.map(Mode::id))))?;
+                *mode = match Mode::from_id(&text) {
+                    Some(Mode::Plan) if self.refuses_plan.is_some() => {
+                        return Err(OptionError::Unavailable {
+                            option: id.to_owned(),
+                            value: text,
+                            why: self.refuses_plan.clone().unwrap_or_default(),
+                        });
+                    }
+                    Some(m) => m,
+                    None => return Err(bad(one_of(self.offered().map(Mode::id)))),
+                };
             }
             NETWORK_ACCESS => {
                 let on = match value {
@@ -325,6 +370,7 @@ mod tests {
             asks: true,
             steer: true,
             booleans: true,
+            refuses_plan: None,
         }
     }
 
@@ -445,8 +491,37 @@ mod tests {
             .to_string();
         assert_eq!(
             e,
-            "`yolo` is not a value of config option `mode`; it takes one of: read-only, auto, full-access"
+            "`yolo` is not a value of config option `mode`; it takes one of: read-only, auto, full-access, plan"
         );
+        apply(&c, &mut s, &mut m, MODE, &id("plan")).unwrap();
+        assert_eq!(m, Mode::Plan);
+        let no_plan = OptionCatalog {
+            refuses_plan: Some("it needs the other transport".into()),
+            ..c.clone()
+        };
+        let e = apply(&no_plan, &mut s, &mut m, MODE, &id("plan"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "`plan` of config option `mode` is not available: it needs the other transport"
+        );
+        assert_eq!(m, Mode::Plan, "a refused change changes nothing");
+        assert_eq!(
+            no_plan.mode("plan"),
+            Err("mode `plan` is not available: it needs the other transport".into())
+        );
+        assert_eq!(
+            no_plan.mode("yolo"),
+            Err("unknown mode `yolo`; the modes are read-only, auto, full-access".into())
+        );
+        let offered: Vec<_> = no_plan
+            .modes(Mode::Auto)
+            .available_modes
+            .into_iter()
+            .map(|m| m.id.to_string())
+            .collect();
+        assert_eq!(offered, ["read-only", "auto", "full-access"]);
         let e = apply(&c, &mut s, &mut m, REASONING_EFFORT, &id("max"))
             .unwrap_err()
             .to_string();

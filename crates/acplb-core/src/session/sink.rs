@@ -3,6 +3,7 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
+    CreateElicitationRequest, ElicitationAction, ElicitationFormMode, ElicitationSessionScope,
     RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate,
 };
 use futures::future::LocalBoxFuture;
@@ -11,7 +12,7 @@ use std::rc::Rc;
 
 use super::hold::Hold;
 use crate::plugin::Pipeline;
-use crate::provider::{PermissionAnswer, PermissionAsk, SessionSink};
+use crate::provider::{ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
 use crate::sessions::registry::Tracked;
 use crate::transport::{OutputFlow, json_size};
@@ -27,6 +28,8 @@ pub struct AcpSink {
     journal: Option<Rc<Journal>>,
     registry: Option<Tracked>,
     hold: Option<Rc<Hold>>,
+    /// Whether the client declared form elicitation.
+    forms: bool,
 }
 
 impl AcpSink {
@@ -45,7 +48,15 @@ impl AcpSink {
             journal: None,
             registry: None,
             hold: None,
+            forms: false,
         }
+    }
+
+    /// Puts forms to the client (it declared form elicitation).
+    #[must_use]
+    pub(crate) fn with_forms(mut self, forms: bool) -> Self {
+        self.forms = forms;
+        self
     }
 
     /// Also records what it sends in `journal`, and the thread and title in the registry.
@@ -121,6 +132,39 @@ impl SessionSink for AcpSink {
                 },
                 // An error reply, or a client that went away: a rejection.
                 Err(e) => PermissionAnswer::Unanswered(e.message),
+            }
+        })
+    }
+
+    fn can_elicit(&self) -> bool {
+        self.forms
+    }
+
+    fn elicit(&self, ask: ElicitAsk) -> LocalBoxFuture<'_, ElicitAnswer> {
+        if !self.forms {
+            return Box::pin(std::future::ready(ElicitAnswer::Unanswered(
+                "the client declared no form elicitation".into(),
+            )));
+        }
+        let scope = ElicitationSessionScope::new(self.session_id.clone()).tool_call_id(ask.tool_call_id);
+        let request = CreateElicitationRequest::new(ElicitationFormMode::new(scope, ask.schema), ask.message);
+        self.flow.sent(json_size(&request));
+        let sent = self.cx.send_request(request);
+        Box::pin(async move {
+            match sent.block_task().await {
+                Ok(response) => match response.action {
+                    ElicitationAction::Accept(accepted) => {
+                        let content = accepted.content.unwrap_or_default();
+                        match serde_json::to_value(content) {
+                            Ok(serde_json::Value::Object(map)) => ElicitAnswer::Accepted(map),
+                            _ => ElicitAnswer::Unanswered("an answer acplb could not read".into()),
+                        }
+                    }
+                    ElicitationAction::Decline => ElicitAnswer::Declined,
+                    ElicitationAction::Cancel => ElicitAnswer::Cancelled,
+                    _ => ElicitAnswer::Unanswered("an answer of a kind acplb does not know".into()),
+                },
+                Err(e) => ElicitAnswer::Unanswered(e.message),
             }
         })
     }

@@ -118,6 +118,7 @@ impl Scripted {
             asks: true,
             steer,
             booleans: false,
+            refuses_plan: None,
         };
         Self(Rc::new(Inner {
             timeline: timeline.clone(),

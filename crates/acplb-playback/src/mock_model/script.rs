@@ -290,6 +290,9 @@ mod tests {
             "stream_shell",
             "escalate_twice",
             "reasoning",
+            "ask",
+            "propose_plan",
+            "plan_patch",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -55,6 +55,10 @@ impl AppDecoder {
             "agentMessage" | "plan" | "exitedReviewMode" => {
                 let text = read::<wire::TextItem>(item)?.text;
                 self.streams.completed(Kind::Message, &id, &text, out);
+                if head.kind == "plan" {
+                    // A plan mode turn's proposed plan: its steps as the session's plan.
+                    emit::plan_steps(out, crate::appserver::plan::entries(&text));
+                }
                 return Ok(());
             }
             "reasoning" => {

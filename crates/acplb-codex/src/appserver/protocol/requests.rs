@@ -38,7 +38,8 @@ struct ClientCapabilities {
 }
 
 impl Initialize {
-    /// acplb, this version, without Codex's experimental API.
+    /// acplb, this version, with Codex's experimental API (plan mode's `collaborationMode`
+    /// and `item/tool/requestUserInput` need it).
     pub(crate) fn acplb() -> Self {
         Self {
             client_info: ClientInfo {
@@ -47,7 +48,7 @@ impl Initialize {
                 version: env!("CARGO_PKG_VERSION"),
             },
             capabilities: ClientCapabilities {
-                experimental_api: false,
+                experimental_api: true,
             },
         }
     }
@@ -141,6 +142,10 @@ pub(crate) struct TurnStart {
     pub(crate) model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) effort: Option<String>,
+    /// Codex's collaboration mode (experimental API): plan mode, or back to the default one
+    /// after it; absent when the thread stays in the default mode.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) collaboration_mode: Option<Value>,
 }
 
 /// `turn/steer`: input added to the running turn `expected_turn_id`.
@@ -320,7 +325,7 @@ mod tests {
         assert_eq!(
             init.as_ref()
                 .and_then(|v| v.pointer("/capabilities/experimentalApi")),
-            Some(&json!(false))
+            Some(&json!(true))
         );
     }
 }

@@ -54,7 +54,7 @@ pub(super) struct Learned {
 
 /// The request that starts the turn: `turn/start`, or what a slash command maps to.
 pub(super) enum Start {
-    Turn(TurnStart),
+    Turn(Box<TurnStart>),
     Review(ReviewStart),
     Compact(ThreadCompactStart),
 }
@@ -63,7 +63,7 @@ impl Start {
     /// Sends it, recorded in the turn's transcript.
     pub(super) async fn send(&self, rpc: &Rpc, transcript: &mut Transcript) -> Result<Value, RpcFailure> {
         match self {
-            Self::Turn(params) => call(rpc, transcript, params).await,
+            Self::Turn(params) => call(rpc, transcript, params.as_ref()).await,
             Self::Review(params) => call(rpc, transcript, params).await,
             Self::Compact(params) => call(rpc, transcript, params).await,
         }
@@ -78,6 +78,7 @@ pub(super) fn start_request(
     cwd: &std::path::Path,
     images: &[std::path::PathBuf],
     writable: &[std::path::PathBuf],
+    collaboration_mode: Option<Value>,
 ) -> Start {
     let thread_id = thread_id.to_owned();
     match slash {
@@ -89,7 +90,7 @@ pub(super) fn start_request(
             Start::Review(ReviewStart { thread_id, target })
         }
         Some(Slash::Compact) => Start::Compact(ThreadCompactStart { thread_id }),
-        _ => Start::Turn(TurnStart {
+        _ => Start::Turn(Box::new(TurnStart {
             thread_id,
             input: turn_input::user_input(&turn.prompt.text, images),
             approval_policy: config::approval_policy(turn.mode),
@@ -97,11 +98,25 @@ pub(super) fn start_request(
             cwd: cwd.to_path_buf(),
             model: turn.settings.model.clone(),
             effort: turn.settings.reasoning_effort.clone(),
-        }),
+            collaboration_mode,
+        })),
     }
 }
 
 impl AppSession {
+    /// `turn/start.collaborationMode` for this turn (Codex's plan mode, or its default mode
+    /// again after a turn in plan mode); a `/review` or `/compact` starts no turn of its own.
+    pub(super) fn collaboration(&mut self, slash: Option<&Slash>, turn: &TurnRequest) -> Option<Value> {
+        if matches!(slash, Some(Slash::Review(_) | Slash::Compact)) {
+            return None;
+        }
+        let model = turn.settings.model.as_deref().or(self.model.as_deref());
+        let mode =
+            crate::appserver::plan::collaboration_mode(turn.mode, self.planning, model, &turn.settings);
+        self.planning = turn.mode == acplb_core::permission::Mode::Plan;
+        mode
+    }
+
     pub(super) fn decoder_options(&self) -> DecoderOptions {
         DecoderOptions {
             cwd: self.setup.cwd.clone(),

@@ -77,6 +77,9 @@ pub(crate) struct AppSession {
     usage: Option<Value>,
     /// The thread being started in the background since the session opened.
     early: Option<JoinHandle<Option<Early>>>,
+    /// Whether the thread's last turn ran in Codex's plan mode (the next one in another mode
+    /// sets the default collaboration mode back).
+    planning: bool,
 }
 
 /// How the turn found its thread.
@@ -122,6 +125,7 @@ impl AppSession {
             model: None,
             usage: None,
             early: None,
+            planning: false,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -181,6 +185,7 @@ impl ProviderSession for AppSession {
         };
         let images = ImageFiles::write(&turn.prompt.images).await?;
         let decoder = AppDecoder::new(self.decoder_options());
+        let collaboration = self.collaboration(slash.as_ref(), &turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
         };
@@ -196,6 +201,7 @@ impl ProviderSession for AppSession {
             &self.setup.cwd,
             images.paths(),
             &self.setup.additional_directories,
+            collaboration,
         );
         let start_totals = self.totals;
         let mut run = TurnRun {

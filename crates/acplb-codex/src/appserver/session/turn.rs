@@ -10,6 +10,8 @@ use super::{
 };
 use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
 use crate::appserver::protocol::{Request, methods};
+use crate::appserver::{mcp_form, user_input};
+use acplb_core::provider::{ElicitAnswer, ElicitAsk};
 
 /// How long an interrupted turn has to say it ended before its open tool calls are closed
 /// anyway: the prompt is answered within a second, whatever Codex does.
@@ -47,6 +49,27 @@ const OPEN_ASKS: usize = 64;
 
 pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
 
+/// Who asked a question put to the editor as a form.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Asker {
+    /// Codex (`item/tool/requestUserInput`): a dismissed form stops the turn.
+    Codex,
+    /// An MCP server (`mcpServer/elicitation/request`): it is told the form was dismissed.
+    Mcp,
+}
+
+impl Asker {
+    fn result(self, params: &Value, answer: &ElicitAnswer) -> Value {
+        match self {
+            Asker::Codex => user_input::answers(params, answer),
+            Asker::Mcp => mcp_form::answer(answer),
+        }
+    }
+}
+
+/// A question put to the editor as a form: the request's id, params and asker, and the answer.
+type PendingQuestion<'s> = futures::future::LocalBoxFuture<'s, (Value, Value, Asker, ElicitAnswer)>;
+
 impl TurnRun<'_> {
     pub(super) async fn drive(
         &mut self,
@@ -56,10 +79,32 @@ impl TurnRun<'_> {
         steer: &acplb_core::provider::SteerInbox,
     ) -> Ended {
         let mut asks: FuturesUnordered<PendingAsk<'_>> = FuturesUnordered::new();
+        let mut questions: FuturesUnordered<PendingQuestion<'_>> = FuturesUnordered::new();
         loop {
             tokio::select! {
                 biased;
-                () = cancel.cancelled() => return self.interrupt(inbox, sink, asks).await,
+                () = cancel.cancelled() => {
+                    // The open forms are dropped; Codex hears "no answer" for each (`waiting`).
+                    drop(questions);
+                    return self.interrupt(inbox, sink, asks).await;
+                }
+                // Cancel-safe, as below.
+                Some((id, params, asker, answer)) = questions.next(), if !questions.is_empty() => {
+                    self.waiting.retain(|(waiting, _)| *waiting != id);
+                    self.respond(&id, asker.result(&params, &answer));
+                    match answer {
+                        // The user dismissed Codex's question: the turn stops, as when Codex's
+                        // own question is dismissed.
+                        ElicitAnswer::Cancelled if asker == Asker::Codex => {
+                            drop(questions);
+                            return self.interrupt(inbox, sink, asks).await;
+                        }
+                        ElicitAnswer::Unanswered(why) => {
+                            tracing::info!(reason = %why, "a question went unanswered; Codex goes on without an answer");
+                        }
+                        ElicitAnswer::Accepted(_) | ElicitAnswer::Declined | ElicitAnswer::Cancelled => {}
+                    }
+                }
                 // Cancel-safe: FuturesUnordered keeps the other asks.
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
                     let result = match &answer {
@@ -76,7 +121,7 @@ impl TurnRun<'_> {
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => self.steer(&input.text).await,
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
-                msg = inbox.recv(), if asks.len() < OPEN_ASKS => {
+                msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
                         return Ended::Gone(Gone::closed());
                     };
@@ -107,14 +152,20 @@ impl TurnRun<'_> {
                                     let answer = sink.request_permission(question).await;
                                     (id, ask, answer)
                                 }));
+                            } else if let Some((asker, form)) = form(&method, &params, sink) {
+                                self.waiting.push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
+                                questions.push(Box::pin(async move {
+                                    let answer = sink.elicit(form).await;
+                                    (id, params, asker, answer)
+                                }));
                             } else if method == methods::TOOL_USER_INPUT {
                                 let result = answer_user_input(&params, &mut self.out);
                                 self.respond(&id, result);
                             } else if method == methods::MCP_ELICITATION {
-                                // An MCP server asking the user for data: acplb has no form to
-                                // show, so the answer is a decline the server can handle.
+                                // An MCP server asking the user for data the editor cannot show
+                                // (no forms, or not a form): a decline the server can handle.
                                 tracing::info!("an MCP server asked for input acplb cannot show; declined");
-                                self.respond(&id, json!({ "action": "decline", "content": null, "_meta": null }));
+                                self.respond(&id, mcp_form::declined());
                             } else {
                                 tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
                                 self.respond_error(&id, -32601, "acplb cannot answer this request");
@@ -263,6 +314,12 @@ impl TurnRun<'_> {
                     // Asked while stopping: refused the way a rejection would be.
                     match Ask::from_request(&method, &params, &self.decoder) {
                         Some(ask) => self.respond(&id, ask.cancelled()),
+                        None if method == methods::TOOL_USER_INPUT => {
+                            self.respond(&id, user_input::answers(&params, &ElicitAnswer::Cancelled));
+                        }
+                        None if method == methods::MCP_ELICITATION => {
+                            self.respond(&id, mcp_form::cancelled());
+                        }
                         None => self.respond_error(&id, -32603, "the turn was cancelled"),
                     }
                     false
@@ -288,6 +345,19 @@ impl TurnRun<'_> {
         for update in self.out.drain(..) {
             sink.update(update);
         }
+    }
+}
+
+/// The form a question from Codex or an MCP server becomes, when the editor shows forms and
+/// the question can be one.
+fn form(method: &str, params: &Value, sink: &dyn SessionSink) -> Option<(Asker, ElicitAsk)> {
+    if !sink.can_elicit() {
+        return None;
+    }
+    match method {
+        methods::TOOL_USER_INPUT => Some((Asker::Codex, user_input::form(params)?)),
+        methods::MCP_ELICITATION => Some((Asker::Mcp, mcp_form::form(params)?)),
+        _ => None,
     }
 }
 

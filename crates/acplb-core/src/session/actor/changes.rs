@@ -14,7 +14,6 @@ use agent_client_protocol::v1::schema::{
 use super::{Attached, SessionActor};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
-use crate::permission::Mode;
 use crate::session::options::OptionCatalog;
 
 /// The next models and efforts the provider learned; never, once it can learn no more.
@@ -49,11 +48,12 @@ impl SessionActor {
     }
 
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
-        let Some(mode) = Mode::from_id(&mode_id.to_string()) else {
-            let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.id()).collect();
-            let message = format!("unknown mode `{mode_id}`; the modes are {}", modes.join(", "));
-            reply(responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, message)));
-            return;
+        let mode = match self.catalog.mode(&mode_id.to_string()) {
+            Ok(mode) => mode,
+            Err(message) => {
+                reply(responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, message)));
+                return;
+            }
         };
         self.mode = mode;
         self.record(|j| j.mode(mode.id()));

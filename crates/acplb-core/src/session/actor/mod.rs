@@ -105,6 +105,8 @@ pub(crate) struct SessionActor {
     inbox: Option<Inbox>,
     /// Updates held back while a load of this open session replays its history.
     hold: Rc<Hold>,
+    /// Whether the client declared form elicitation.
+    forms: bool,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -122,6 +124,8 @@ pub(crate) struct SessionParts {
     pub(crate) state_dir: Option<std::path::PathBuf>,
     pub(crate) turn_timeout: Option<Duration>,
     pub(crate) inbox: Option<Inbox>,
+    /// Whether the client declared form elicitation (questions go to it as forms).
+    pub(crate) forms: bool,
 }
 
 impl SessionActor {
@@ -151,6 +155,7 @@ impl SessionActor {
             summary_by: None,
             inbox: parts.inbox,
             hold: Rc::default(),
+            forms: parts.forms,
         }
     }
 
@@ -294,6 +299,7 @@ impl SessionActor {
         )
         .with_journal(self.journal.clone(), self.registry.clone())
         .with_hold(self.hold.clone())
+        .with_forms(self.forms)
     }
 
     /// Records in the journal, when the session is kept.

@@ -229,6 +229,7 @@ impl ProviderAdapter for Scripted {
                 asks: false,
                 steer: false,
                 booleans: false,
+                refuses_plan: None,
             },
             refuses_sse_mcp: None,
             commands: Vec::new(),
