@@ -1,14 +1,15 @@
-//! Where the in-process ACP client's incoming messages go: each `session/update` and
-//! permission request to the tool call whose turn runs in that session, by session id. A
-//! request of a session with no call waiting (none should come) is declined.
+//! Where the in-process ACP client's incoming messages go: each `session/update`, permission
+//! request and form (`elicitation/create`) to the tool call whose turn runs in that session, by
+//! session id. A request of a session with no call waiting (none should come) is declined.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification,
+    CreateElicitationRequest, CreateElicitationResponse, ElicitationAction, PermissionOptionKind,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    SessionNotification,
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
@@ -17,6 +18,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 pub(crate) enum Heard {
     Update(SessionNotification),
     Permission(RequestPermissionRequest, Responder<RequestPermissionResponse>),
+    Form(CreateElicitationRequest, Responder<CreateElicitationResponse>),
 }
 
 /// The routes, by session id, and one turn at a time per session.
@@ -82,6 +84,27 @@ impl Hub {
         Ok(())
     }
 
+    /// A form Codex asks the user to fill in (a question, an MCP server's form), to the call
+    /// whose turn runs in its session; declined when there is none.
+    pub(crate) fn form(
+        &self,
+        req: CreateElicitationRequest,
+        responder: Responder<CreateElicitationResponse>,
+    ) -> Result<(), agent_client_protocol::Error> {
+        let session = form_session(&req);
+        let tx = session.and_then(|s| self.lock().get(&s).cloned());
+        let Some(tx) = tx else {
+            tracing::warn!("a form outside a tool call; declined");
+            return responder.respond(CreateElicitationResponse::new(ElicitationAction::Decline));
+        };
+        if let Err(tokio::sync::mpsc::error::SendError(Heard::Form(_, responder))) =
+            tx.send(Heard::Form(req, responder))
+        {
+            return responder.respond(CreateElicitationResponse::new(ElicitationAction::Decline));
+        }
+        Ok(())
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, UnboundedSender<Heard>>> {
         self.routes.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -124,4 +147,10 @@ pub(crate) fn decline(req: &RequestPermissionRequest) -> RequestPermissionRespon
             PermissionOptionKind::RejectAlways,
         ],
     )
+}
+
+/// The session a form belongs to (session-scoped forms are the only ones a turn sends).
+fn form_session(req: &CreateElicitationRequest) -> Option<String> {
+    let value = serde_json::to_value(req).ok()?;
+    value.get("sessionId")?.as_str().map(str::to_owned)
 }

@@ -8,6 +8,7 @@
 
 mod args;
 mod config;
+mod form;
 mod hub;
 mod resume;
 mod server;
@@ -25,7 +26,8 @@ use acplb_core::runtime::Server;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    InitializeRequest, RequestPermissionRequest, RequestPermissionResponse, SessionNotification,
+    CreateElicitationRequest, CreateElicitationResponse, InitializeRequest, RequestPermissionRequest,
+    RequestPermissionResponse, SessionNotification,
 };
 use agent_client_protocol::{Client, on_receive_notification, on_receive_request};
 use rmcp::ServiceExt as _;
@@ -58,6 +60,22 @@ pub enum McpCodexError {
     Mcp(String),
 }
 
+/// A task answering `codex_status`'s health questions from `provider`, and where to ask them.
+fn answer_health(
+    provider: Rc<dyn ProviderAdapter>,
+) -> (
+    tokio::sync::mpsc::UnboundedSender<config::HealthAsk>,
+    tokio::task::JoinHandle<()>,
+) {
+    let (health_tx, mut health_rx) = tokio::sync::mpsc::unbounded_channel::<config::HealthAsk>();
+    let health = tokio::task::spawn_local(async move {
+        while let Some(ask) = health_rx.recv().await {
+            let _answered = ask.send(provider.health().await);
+        }
+    });
+    (health_tx, health)
+}
+
 /// Serves the Codex tools on `read`/`write` (stdio) until the client hangs up or `stop`
 /// resolves; then the acplb server stops its sessions (their summaries, when plugins want them)
 /// and Codex. Must run inside a `tokio::task::LocalSet`.
@@ -78,15 +96,11 @@ where
     let serving = tokio::task::spawn_local(server.serve(agent_end, async move {
         let _stopped = stop_rx.await;
     }));
-    let (health_tx, mut health_rx) = tokio::sync::mpsc::unbounded_channel::<config::HealthAsk>();
-    let health = tokio::task::spawn_local(async move {
-        while let Some(ask) = health_rx.recv().await {
-            let _answered = ask.send(provider.health().await);
-        }
-    });
+    let (health_tx, health) = answer_health(provider);
     let hub = Hub::default();
     let answers = Answers::default();
-    let (heard_hub, heard_answers, asked_hub) = (hub.clone(), answers.clone(), hub.clone());
+    let (heard_hub, heard_answers) = (hub.clone(), answers.clone());
+    let (asked_hub, form_hub) = (hub.clone(), hub.clone());
     let mail = config.mail;
     let mail_backend = mail.as_ref().map(acplb_atm::mcp::AtmServer::backend);
     let shared = Arc::new(Shared {
@@ -130,10 +144,18 @@ where
                         _cx| { asked_hub.permission(req, responder) },
             on_receive_request!(),
         )
+        .on_receive_request(
+            async move |req: CreateElicitationRequest,
+                        responder: Responder<CreateElicitationResponse>,
+                        _cx| { form_hub.form(req, responder) },
+            on_receive_request!(),
+        )
         .connect_with(client_end, async |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
+            cx.send_request(
+                InitializeRequest::new(ProtocolVersion::V1).client_capabilities(form::declared()),
+            )
+            .block_task()
+            .await?;
             let handler = CodexMcp {
                 cx,
                 hub,

@@ -77,6 +77,11 @@ impl TurnCall<'_> {
                             notes.push(note);
                         }
                     }
+                    Heard::Form(req, responder) => {
+                        if let Some(note) = crate::form::relay(self.peer, req, responder).await {
+                            notes.push(note);
+                        }
+                    }
                 },
                 () = self.cancel.cancelled(), if stopped.is_none() => {
                     stopped = Some(Stop::Cancel);

@@ -257,3 +257,16 @@ async fn an_identity_that_is_no_name_stops_at_start_naming_it() {
     );
     assert!(!team.home().join("etc.lock").exists());
 }
+
+/// A form of a field kind MCP forms do not have (a nested object): declined, not sent, and the
+/// call still ends with its answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_the_mcp_client_cannot_take_is_declined_and_the_call_ends() {
+    let nested = r#"{"type":"object","properties":{"where":{"type":"object","properties":{}}}}"#;
+    let (dir, _, asked) =
+        crate::mcp_codex::forms::call_with_schema(Some(crate::mcp_codex::client::Elicit::FillTable), nested)
+            .await;
+    assert!(asked.is_empty(), "{asked:?}");
+    let form = crate::mcp_codex::forms::answered(dir.path());
+    assert_eq!(form["result"]["action"], "decline", "{form}");
+}

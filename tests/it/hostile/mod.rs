@@ -18,7 +18,7 @@ mod queue;
 mod session_setup;
 mod signals;
 mod stalled_open;
-mod stand_in;
+pub mod stand_in;
 mod state;
 mod stderr_secrets;
 mod unresponsive;

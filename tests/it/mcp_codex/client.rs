@@ -24,6 +24,8 @@ pub enum Elicit {
     Accept,
     AcceptForSession,
     Decline,
+    /// Accepts a form with `{"table": "b"}`.
+    FillTable,
 }
 
 #[derive(Clone, Default)]
@@ -64,6 +66,7 @@ impl ClientHandler for Recorder {
             Some(Elicit::AcceptForSession) => {
                 json!({"action": "accept", "content": {"decision": "accept-for-session"}})
             }
+            Some(Elicit::FillTable) => json!({"action": "accept", "content": {"table": "b"}}),
             _ => json!({"action": "decline"}),
         };
         Ok(serde_json::from_value(answer).unwrap())

@@ -3,7 +3,8 @@
 //! acplb under test inherits).
 
 mod approvals;
-mod client;
+pub mod client;
+pub mod forms;
 mod mail;
 mod overrides;
 mod resume;
