@@ -26,6 +26,8 @@ pub enum Elicit {
     Decline,
     /// Accepts a form with `{"table": "b"}`.
     FillTable,
+    /// Accepts a form with `{"a": "x"}`.
+    PickX,
 }
 
 #[derive(Clone, Default)]
@@ -67,6 +69,7 @@ impl ClientHandler for Recorder {
                 json!({"action": "accept", "content": {"decision": "accept-for-session"}})
             }
             Some(Elicit::FillTable) => json!({"action": "accept", "content": {"table": "b"}}),
+            Some(Elicit::PickX) => json!({"action": "accept", "content": {"a": "x"}}),
             _ => json!({"action": "decline"}),
         };
         Ok(serde_json::from_value(answer).unwrap())

@@ -30,12 +30,17 @@ pub async fn call_with_schema(
     elicit: Option<Elicit>,
     schema: &str,
 ) -> (tempfile::TempDir, String, Vec<String>) {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path().display();
     let form = json!({"id": 910, "method": "mcpServer/elicitation/request", "params": {
         "threadId": "th-1", "turnId": "tu-1", "serverName": "db", "mode": "form", "_meta": null,
         "message": "Which table?",
         "requestedSchema": serde_json::from_str::<Value>(schema).unwrap()}});
+    call_asked(elicit, &form).await
+}
+
+/// A `codex` call whose turn sends `form` (a request with id 910) and records acplb's answer.
+async fn call_asked(elicit: Option<Elicit>, form: &Value) -> (tempfile::TempDir, String, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
     let on_turn = format!(
         r#"echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
 echo '{form}'
@@ -83,5 +88,24 @@ async fn without_elicitation_a_form_is_declined_and_the_result_says_so() {
         text.contains("declined a form (\"db asks: Which table?\")")
             && text.contains("no elicitation support"),
         "{text}"
+    );
+}
+
+/// One of Codex's own questions (`request_user_input`, which Codex 0.169 asks in plan mode) goes
+/// the same way: a form of one choice, and the choice back in the shape Codex reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_codex_asks_is_the_mcp_clients_elicitation_and_the_answer_goes_back() {
+    let question = json!({"id": 910, "method": "item/tool/requestUserInput", "params": {
+        "threadId": "th-1", "turnId": "tu-1", "itemId": "q1",
+        "questions": [{"id": "a", "header": "Pick", "question": "Which one?", "isOther": false,
+                       "options": [{"label": "x", "description": "the x"}, {"label": "y", "description": "the y"}]}]}});
+    let (dir, _, asked) = call_asked(Some(Elicit::PickX), &question).await;
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let form = answered(dir.path());
+    assert_eq!(form["id"], 910);
+    assert_eq!(
+        form["result"],
+        json!({"answers": {"a": {"answers": ["x"]}}}),
+        "{form}"
     );
 }
