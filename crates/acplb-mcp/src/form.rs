@@ -6,7 +6,7 @@
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, CreateElicitationRequest, CreateElicitationResponse, ElicitationAction,
-    ElicitationCapabilities, ElicitationFormCapabilities,
+    ElicitationCapabilities, ElicitationFormCapabilities, ElicitationMode,
 };
 use rmcp::model::{ElicitRequestParams, ElicitResult};
 use rmcp::service::{Peer, RoleServer};
@@ -25,12 +25,7 @@ pub(crate) async fn relay(
     req: CreateElicitationRequest,
     responder: Responder<CreateElicitationResponse>,
 ) -> Option<String> {
-    let asked = serde_json::to_value(&req).unwrap_or_default();
-    let message = asked
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("Codex asks")
-        .to_owned();
+    let message = req.message.as_str();
     let (answer, note) = if peer.supported_elicitation_modes().is_empty() {
         (
             decline(),
@@ -39,7 +34,7 @@ pub(crate) async fn relay(
             )),
         )
     } else {
-        match ask(peer, &asked, &message).await {
+        match ask(peer, &req, message).await {
             Ok(answer) => (answer, None),
             Err(why) => (decline(), Some(format!("declined a form (\"{message}\"): {why}"))),
         }
@@ -52,10 +47,13 @@ pub(crate) async fn relay(
 
 async fn ask(
     peer: &Peer<RoleServer>,
-    asked: &Value,
+    req: &CreateElicitationRequest,
     message: &str,
 ) -> Result<CreateElicitationResponse, String> {
-    let schema = asked.get("requestedSchema").cloned().ok_or("it is not a form")?;
+    let ElicitationMode::Form(form) = &req.mode else {
+        return Err("it is not a form".to_owned());
+    };
+    let schema = serde_json::to_value(&form.requested_schema).map_err(|e| e.to_string())?;
     let params: ElicitRequestParams = serde_json::from_value(json!({
         "mode": "form",
         "message": message,

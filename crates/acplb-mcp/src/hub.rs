@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    CreateElicitationRequest, CreateElicitationResponse, ElicitationAction, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
-    SessionNotification,
+    CreateElicitationRequest, CreateElicitationResponse, ElicitationAction, ElicitationMode,
+    ElicitationScope, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification,
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
@@ -151,6 +151,11 @@ pub(crate) fn decline(req: &RequestPermissionRequest) -> RequestPermissionRespon
 
 /// The session a form belongs to (session-scoped forms are the only ones a turn sends).
 fn form_session(req: &CreateElicitationRequest) -> Option<String> {
-    let value = serde_json::to_value(req).ok()?;
-    value.get("sessionId")?.as_str().map(str::to_owned)
+    match &req.mode {
+        ElicitationMode::Form(form) => match &form.scope {
+            ElicitationScope::Session(scope) => Some(scope.session_id.to_string()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
