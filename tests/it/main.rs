@@ -36,5 +36,5 @@ mod reattach;
 mod session_setup;
 mod sessions;
 mod sessions_cli;
-mod upgrade;
+pub mod upgrade;
 mod worker;

@@ -17,7 +17,7 @@ use crate::live::{Live, assert_end_turn};
 
 /// Writes (by rename, as an upgrade does) a launcher at `path` that starts the pinned Codex,
 /// first touching `mark` when one is given.
-fn write_launcher(path: &Path, mark: Option<&Path>) {
+pub fn write_launcher(path: &Path, mark: Option<&Path>) {
     let codex = codex_binary().expect("the pinned Codex");
     let touch = mark.map_or(String::new(), |m| format!(": > '{}'\n", m.display()));
     let text = format!("#!/bin/sh\n{touch}exec '{}' \"$@\"\n", codex.display());

@@ -22,5 +22,6 @@ pub mod stand_in;
 mod state;
 mod stderr_secrets;
 mod unresponsive;
+mod upgrade;
 mod wire;
 mod worker;
