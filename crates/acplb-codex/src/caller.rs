@@ -35,6 +35,15 @@ impl Caller {
         Self::from_meta(&setup.meta).map_err(|e| ProviderError::Prepare(format!("`_meta.{META_KEY}`: {e}")))
     }
 
+    /// The `acplb/codex` entry of `meta` when it is valid, to keep with the session; else
+    /// nothing.
+    pub(crate) fn kept(meta: &Map<String, Value>) -> Map<String, Value> {
+        match (meta.get(META_KEY), Self::from_meta(meta)) {
+            (Some(ours), Ok(_)) => Map::from_iter([(META_KEY.to_owned(), ours.clone())]),
+            _ => Map::new(),
+        }
+    }
+
     fn from_meta(meta: &Map<String, Value>) -> Result<Self, String> {
         let Some(value) = meta.get(META_KEY) else {
             return Ok(Self::default());
@@ -265,5 +274,19 @@ mod tests {
         assert!(err(json!({"profile": "../x"})).contains("profile `../x`"));
         assert!(err(json!({"profile": "a.b"})).contains("profile `a.b`"));
         assert!(err(json!("x")).contains("must be an object"));
+    }
+
+    #[test]
+    fn only_an_accepted_entry_of_ours_is_kept() {
+        let ours = json!({"profile": "loud", "config": {"model_verbosity": "high"}});
+        let mut all = meta(ours.clone());
+        all.insert("someone/else".into(), json!({"x": 1}));
+        assert_eq!(Caller::kept(&all), meta(ours));
+        let secret = meta(json!({"config": {"model_providers.p.http_headers": {"A": "b"}}}));
+        assert!(
+            Caller::kept(&secret).is_empty(),
+            "a refused entry is never written down"
+        );
+        assert!(Caller::kept(&Map::new()).is_empty());
     }
 }

@@ -240,9 +240,10 @@ pub struct SessionSetup {
     /// Set when a new session branches off a kept one (`session/new` with
     /// `_meta: {"acplb/forkOf": "<session id>"}`): the conversation it starts from.
     pub fork: Option<Fork>,
-    /// The `_meta` of the client's `session/new`, as the client sent it (empty for a loaded
-    /// or resumed session). Core does not read it for the provider: a provider takes the keys
-    /// of its own namespace (the Codex provider: `acplb/codex`).
+    /// The `_meta` of the client's `session/new`, as the client sent it; for a loaded or
+    /// resumed session, the keys of it the provider keeps ([`ProviderAdapter::kept_meta`]).
+    /// Core does not read it for the provider: a provider takes the keys of its own namespace
+    /// (the Codex provider: `acplb/codex`).
     pub meta: serde_json::Map<String, serde_json::Value>,
 }
 
@@ -347,6 +348,18 @@ pub trait ProviderAdapter {
     /// Opens the provider side of a new session. May start work in the background, but must
     /// not wait for a child process to be ready: `session/new` is answered once it returns.
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError>;
+
+    /// What of `session/new`'s `_meta` (keys of the provider's own namespace, values it
+    /// accepts) is kept with a session in its journal and given back in [`SessionSetup::meta`]
+    /// when another process loads or resumes it, so what the opening client asked of the
+    /// provider (a profile, say) holds for the whole session. Also applied to what a journal
+    /// gives back. Nothing is kept by default.
+    fn kept_meta(
+        &self,
+        _meta: &serde_json::Map<String, serde_json::Value>,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        serde_json::Map::new()
+    }
 
     /// Stops what the provider shares between sessions (a long-lived child); called once,
     /// after every session has shut down. Must finish quickly.

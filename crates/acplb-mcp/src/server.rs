@@ -136,6 +136,7 @@ impl CodexMcp {
             .turn(context, start.declines(self.shared.never_ask))
             .run(&session, start.prompt.clone())
             .await;
+        self.tell_cancelled(context, &session, &ended).await;
         if let Some(tag) = start.tag.clone() {
             crate::threads::tag(&self.shared, &session.to_string(), tag).await;
         }
@@ -176,6 +177,7 @@ impl CodexMcp {
             .turn(context, start.declines(self.shared.never_ask))
             .run(&session, prompt)
             .await;
+        self.tell_cancelled(context, &session, &ended).await;
         answer(&session, ended)
     }
 
@@ -190,6 +192,7 @@ impl CodexMcp {
         };
         self.audit(&session, &reply.prompt);
         let ended = self.turn(context, false).run(&session, reply.prompt).await;
+        self.tell_cancelled(context, &session, &ended).await;
         answer(&session, ended)
     }
 
@@ -277,6 +280,24 @@ impl CodexMcp {
 
     pub(crate) fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<String, PathBuf>> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A cancelled call gets no answer (MCP: a cancelled request is not answered, and rmcp
+    /// drops it), so what Codex said so far reaches the caller as a log message, naming the
+    /// thread that `codex-reply` continues from there.
+    async fn tell_cancelled(&self, context: &RequestContext<RoleServer>, session: &SessionId, ended: &Ended) {
+        let Ended::Cancelled { partial } = ended else {
+            return;
+        };
+        let said = if partial.trim().is_empty() {
+            "(nothing yet)"
+        } else {
+            partial.as_str()
+        };
+        let message = format!(
+            "call cancelled; thread `{session}` keeps the turn so far (`codex-reply` continues it); what Codex said so far: {said}"
+        );
+        self.warn(context, message).await;
     }
 
     /// A warning to the client's log (MCP logging) and ours.

@@ -141,3 +141,45 @@ async fn a_calls_instructions_and_config_reach_codex_with_the_plugins_context() 
     );
     mcp.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn a_threads_model_profile_and_config_hold_when_another_process_continues_it() {
+    let mut live = start(MockConfig::default(), &[], &[]);
+    std::fs::write(
+        live.env.home().join("loud.config.toml"),
+        "model_verbosity = \"high\"\n",
+    )
+    .unwrap();
+    let mcp = connect(&mut live, Recorder::default()).await;
+    let args = json!({"prompt": "hello", "model": "gpt-5.5", "profile": "loud", "include-plan-tool": false});
+    let first = tool(&mcp, "codex", args).await;
+    assert!(!is_error(&first), "{first:?}");
+    let thread = first.structured_content.as_ref().unwrap()["threadId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let seen = |body: &Value| {
+        (
+            body["model"].clone(),
+            body["text"]["verbosity"].clone(),
+            tool_names(body).contains(&"update_plan".to_owned()),
+        )
+    };
+    let asked = (json!("gpt-5.5"), json!("high"), false);
+    assert_eq!(seen(&last_request(&live)), asked);
+    mcp.cancel().await.unwrap();
+    live.acplb.wait_exit(std::time::Duration::from_secs(20)).await;
+
+    // Another server process continues the thread: what the first caller asked still holds.
+    live.respawn();
+    let mcp = connect(&mut live, Recorder::default()).await;
+    let reply = tool(
+        &mcp,
+        "codex-reply",
+        json!({"prompt": "hello", "threadId": thread}),
+    )
+    .await;
+    assert!(!is_error(&reply), "{reply:?}\n{}", live.acplb.stderr());
+    assert_eq!(seen(&last_request(&live)), asked, "{}", live.acplb.stderr());
+    mcp.cancel().await.unwrap();
+}

@@ -55,6 +55,22 @@ async fn a_cancelled_call_stops_the_turn_and_its_command() {
     handle.cancel(Some("changed my mind".into())).await.unwrap();
     let left = codex_work_left(&live.codex_marker(), live.acplb.pid, Duration::from_secs(2)).await;
     assert!(left.is_empty(), "left behind: {:?}", live.codex_left());
+    // No answer to a cancelled call: what Codex said so far comes as a log message naming the
+    // thread.
+    #[expect(deprecated, reason = "MCP logging is how the server tells a cancelled caller")]
+    let told = || {
+        recorder.logs.lock().unwrap().iter().any(|l| {
+            let data = l.data.to_string();
+            data.contains("call cancelled")
+                && data.contains(&thread)
+                && data.contains("what Codex said so far")
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(10), told).await,
+        "{:?}",
+        recorder.logs.lock().unwrap()
+    );
     // The thread goes on: its next turn sees the earlier ones.
     let next = tool(
         &mcp,

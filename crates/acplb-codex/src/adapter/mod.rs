@@ -112,6 +112,14 @@ impl ProviderAdapter for CodexAdapter {
         }
     }
 
+    /// A caller's instructions, profile and config (`acplb mcp codex`'s `codex` tool) hold for
+    /// the thread when another process continues it: the `acplb/codex` key, when it is one the
+    /// provider accepts (so a refused value, one that could name a credential say, is never
+    /// written down).
+    fn kept_meta(&self, meta: &Map<String, Value>) -> Map<String, Value> {
+        crate::caller::Caller::kept(meta)
+    }
+
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;

@@ -42,9 +42,21 @@ pub(super) struct Loaded {
     pub(super) context: Option<String>,
 }
 
-/// Creates a new session's journal; a failure is logged and the session goes on without one.
-pub(super) fn create(durability: &Durability, session_id: &str, cwd: &Path) -> Option<Journal> {
-    match Journal::create(&durability.state_dir, session_id, cwd, durability.journal_limit) {
+/// Creates a new session's journal, keeping `meta` in it; a failure is logged and the session
+/// goes on without one.
+pub(super) fn create(
+    durability: &Durability,
+    session_id: &str,
+    cwd: &Path,
+    meta: serde_json::Map<String, serde_json::Value>,
+) -> Option<Journal> {
+    match Journal::create_keeping(
+        &durability.state_dir,
+        session_id,
+        cwd,
+        durability.journal_limit,
+        meta,
+    ) {
         Ok(journal) => Some(journal),
         Err(e) => {
             tracing::warn!(session = %session_id, error = %e, "cannot create the session journal; this session will not be kept");

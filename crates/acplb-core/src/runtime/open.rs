@@ -199,14 +199,15 @@ impl Store {
                 // provider side opens (ADR 0012: a folder and a file on a local disk take
                 // microseconds, like each journal line); a fork's once its source is known to be
                 // there; an earlier session's is read back on the blocking pool.
+                let kept = provider.kept_meta(&setup.meta);
                 let (journal, loaded) = match (&durability, earlier, &fork_of) {
                     (Some(d), true, _) => (None, Some(durable::load(d, &setup.session_id).await?)),
                     (Some(d), false, Some(source)) => {
                         setup.fork = Some(fork::source(d, source).await?);
                         tracing::info!(session = %setup.session_id, source = %source, "the new session forks a kept one");
-                        (durable::create(d, &setup.session_id, &setup.cwd), None)
+                        (durable::create(d, &setup.session_id, &setup.cwd, kept), None)
                     }
-                    (Some(d), false, None) => (durable::create(d, &setup.session_id, &setup.cwd), None),
+                    (Some(d), false, None) => (durable::create(d, &setup.session_id, &setup.cwd, kept), None),
                     (None, ..) => (None, None),
                 };
                 if let Some(loaded) = &loaded {
@@ -214,6 +215,8 @@ impl Store {
                         thread_id: loaded.facts.thread_id.clone(),
                         context: loaded.context.clone(),
                     });
+                    // What the client that opened it asked of the provider goes on too.
+                    setup.meta = provider.kept_meta(&loaded.history.meta);
                 }
                 let provider = provider.open_session(setup).await.map_err(|e| {
                     tracing::warn!(error = %e, "the provider could not open the session");

@@ -71,6 +71,8 @@ pub struct History {
     pub cwd: PathBuf,
     /// When the session started.
     pub started_at: String,
+    /// The `_meta` its provider keeps (from the header).
+    pub meta: serde_json::Map<String, serde_json::Value>,
     /// Every record after the header, in order.
     pub records: Vec<Record>,
     /// Lines skipped, with why (a torn last line, damage).
@@ -242,6 +244,7 @@ pub(super) fn header(path: &Path, line: &[u8]) -> Result<History, JournalError> 
             session_id,
             cwd,
             at,
+            meta,
         }) => {
             if format > FORMAT {
                 return Err(JournalError::Newer {
@@ -253,6 +256,7 @@ pub(super) fn header(path: &Path, line: &[u8]) -> Result<History, JournalError> 
                 session_id,
                 cwd,
                 started_at: at,
+                meta,
                 ..History::default()
             })
         }

@@ -26,6 +26,11 @@ pub enum Record {
         cwd: PathBuf,
         /// When the session started (RFC 3339).
         at: String,
+        /// The keys of `session/new`'s `_meta` that its provider keeps with the session
+        /// ([`crate::provider::ProviderAdapter::kept_meta`]), given back to it on a load or
+        /// resume by another process.
+        #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+        meta: serde_json::Map<String, serde_json::Value>,
     },
     /// The session was loaded or resumed by a later acplb process.
     Reopened {

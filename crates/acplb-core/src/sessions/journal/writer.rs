@@ -49,6 +49,18 @@ impl Journal {
     /// Creates the journal of a new session (its folder `0700`, the file `0600`), holds the
     /// session, and writes its first line. Blocking: call it off the runtime thread.
     pub fn create(state: &Path, session_id: &str, cwd: &Path, limit: u64) -> io::Result<Self> {
+        Self::create_keeping(state, session_id, cwd, limit, serde_json::Map::new())
+    }
+
+    /// [`Journal::create`], the first line also keeping `meta` (the `_meta` keys of
+    /// `session/new` its provider keeps with the session).
+    pub fn create_keeping(
+        state: &Path,
+        session_id: &str,
+        cwd: &Path,
+        limit: u64,
+        meta: serde_json::Map<String, serde_json::Value>,
+    ) -> io::Result<Self> {
         let dir = SessionDir::create(state, session_id)?;
         let hold = dir.hold().map_err(io::Error::other)?;
         let file = dir.file(JOURNAL, Access::Append { create: true })?;
@@ -58,6 +70,7 @@ impl Journal {
             session_id: session_id.to_owned(),
             cwd: cwd.to_owned(),
             at: now(),
+            meta,
         });
         Ok(journal)
     }

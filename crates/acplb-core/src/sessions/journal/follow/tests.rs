@@ -22,6 +22,7 @@ fn header_line() -> String {
         session_id: ID.into(),
         cwd: "/w".into(),
         at: "2026-01-01T00:00:00.000Z".into(),
+        meta: serde_json::Map::new(),
     })
 }
 
