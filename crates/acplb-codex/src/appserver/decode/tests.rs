@@ -121,7 +121,7 @@ fn a_terminal_gets_only_new_bytes_and_the_exit() {
         terminal: true,
         ..DecoderOptions::new("/workspace")
     });
-    let mut done = command("c1", "completed", json!("ignored: the deltas came\n"));
+    let mut done = command("c1", "completed", json!("one\ntwo\n"));
     done["exitCode"] = json!(2);
     let messages = [
         item("item/started", command("c1", "inProgress", Value::Null)),
