@@ -8,12 +8,12 @@ use std::fmt::Write as _;
 use acplb_playback::mock_model::{MockConfig, Script};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, InitializeRequest, LoadSessionRequest, Meta, NewSessionRequest, PromptRequest,
-    PromptResponse, SessionId, StopReason,
+    ClientCapabilities, InitializeRequest, LoadSessionRequest, Meta, NewSessionRequest, PermissionOptionKind,
+    PromptRequest, PromptResponse, SessionId, StopReason,
 };
 use serde_json::{Value, json};
 
-use crate::harness::transport;
+use crate::harness::{Answer, transport};
 use crate::live::{Live, set_mode};
 
 pub(crate) const SCENARIOS: &str = r#"
@@ -278,4 +278,27 @@ async fn a_loaded_terminal_session_replays_its_terminal_and_a_text_client_its_te
         }
         live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_permission_request_for_a_terminal_command_shows_the_command_not_the_terminal() {
+    if transport() == "exec" {
+        // exec never asks (ADR 0011).
+        return;
+    }
+    let mut live = live_with("");
+    live.acplb
+        .permissions
+        .answer(Answer::Kind(PermissionOptionKind::AllowOnce));
+    let caps = caps(json!({"terminal_output": true}));
+    let (_, answer) = turn(&mut live, caps, "read-only", "scenario:escalate please").await;
+    assert_eq!(answer.stop_reason, StopReason::EndTurn);
+    let asked = live.acplb.permissions.seen();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let shown = asked[0]["toolCall"].to_string();
+    assert!(shown.contains("echo escalated-ok"), "{shown}");
+    assert!(!shown.contains("terminal"), "{shown}");
+    let (call, updates) = command_updates(&live.updates.json());
+    assert_terminal(&call);
+    assert_eq!(terminal_text(&updates), "escalated-ok\n");
 }

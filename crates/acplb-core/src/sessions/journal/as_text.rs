@@ -7,6 +7,9 @@ use std::collections::HashMap;
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallContent, ToolCallUpdateFields};
 use serde_json::{Map, Value};
 
+/// The escape that resets a terminal (RIS).
+const RESET: &str = "\u{1b}c";
+
 /// The `_meta` keys of Zed's terminal convention.
 const KEYS: [&str; 3] = ["terminal_info", "terminal_output", "terminal_exit"];
 
@@ -35,7 +38,12 @@ impl AsText {
                     .and_then(|v| v["terminal_id"].as_str())
                     .unwrap_or_default();
                 if let Some(data) = output.and_then(|o| o["data"].as_str()) {
-                    self.data.entry(id.to_owned()).or_default().push_str(data);
+                    let shown = self.data.entry(id.to_owned()).or_default();
+                    // A reset (acplb resends what Codex did not stream) clears what came before.
+                    match data.rfind(RESET) {
+                        Some(at) => *shown = data[at + RESET.len()..].to_owned(),
+                        None => shown.push_str(data),
+                    }
                 }
                 strip(&mut update.meta);
                 if let Some(content) = update.fields.content.as_mut() {
@@ -118,6 +126,8 @@ mod tests {
             as_text.convert(piece("a\n")).is_none(),
             "a piece alone shows nothing"
         );
+        assert!(as_text.convert(piece("lost")).is_none());
+        assert!(as_text.convert(piece("\u{1b}ca\n")).is_none(), "a reset clears");
         assert!(as_text.convert(piece("``` b")).is_none());
         let end = as_text.convert(update(json!({
             "sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "failed",
