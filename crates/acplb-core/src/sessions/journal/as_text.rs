@@ -41,7 +41,7 @@ impl AsText {
                     let shown = self.data.entry(id.to_owned()).or_default();
                     // A reset (acplb resends what Codex did not stream) clears what came before.
                     match data.rfind(RESET) {
-                        Some(at) => *shown = data[at + RESET.len()..].to_owned(),
+                        Some(at) => data[at + RESET.len()..].clone_into(shown),
                         None => shown.push_str(data),
                     }
                 }
