@@ -108,7 +108,7 @@ fn in_process_load() {
     for _ in 0..20 {
         let start = Instant::now();
         let history = journal::read(dir.path(), ID).unwrap();
-        count = journal::updates(&history, true).len();
+        count = journal::updates(&history, true, false).len();
         samples.push(start.elapsed());
     }
     report(&format!("read + replay in process ({count} updates)"), samples);

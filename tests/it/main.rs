@@ -36,5 +36,6 @@ mod reattach;
 mod session_setup;
 mod sessions;
 mod sessions_cli;
+mod terminal_output;
 pub mod upgrade;
 mod worker;

@@ -32,7 +32,7 @@ fn head_cut(text: &str, max_bytes: usize) -> usize {
 
 /// Where the kept tail of `text` starts, given the first byte the budget allows: on a UTF-8
 /// boundary and, when a line ends after it (not at the very end), after that line.
-fn tail_cut(text: &str, from: usize) -> usize {
+pub(crate) fn tail_cut(text: &str, from: usize) -> usize {
     let tail_start = ceil_boundary(text, from);
     match text[tail_start..].find('\n') {
         Some(nl) if tail_start + nl + 1 < text.len() => tail_start + nl + 1,
@@ -94,6 +94,11 @@ impl StreamedOutput {
             self.tail.drain(..cut);
             self.dropped += cut;
         }
+    }
+
+    /// The bound it is shown within, in bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 
     /// Whether nothing (or only empty pieces) came.
@@ -191,14 +196,14 @@ fn longest_backtick_run(text: &str) -> usize {
     longest
 }
 
-fn floor_boundary(text: &str, mut index: usize) -> usize {
+pub(crate) fn floor_boundary(text: &str, mut index: usize) -> usize {
     while !text.is_char_boundary(index) {
         index -= 1;
     }
     index
 }
 
-fn ceil_boundary(text: &str, mut index: usize) -> usize {
+pub(crate) fn ceil_boundary(text: &str, mut index: usize) -> usize {
     while !text.is_char_boundary(index) {
         index += 1;
     }

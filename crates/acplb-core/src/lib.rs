@@ -4,6 +4,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod auth;
+pub mod capabilities;
 pub mod client;
 pub mod error;
 pub mod permission;

@@ -234,6 +234,11 @@ pub struct SessionSetup {
     pub additional_directories: Vec<PathBuf>,
     /// Whether the client shows `notice` updates (`session.notices` capability).
     pub client_shows_notices: bool,
+    /// Whether the client renders command output as Zed's terminals: it advertised
+    /// `clientCapabilities._meta.terminal_output: true` (ADR 0033). Such a client gets
+    /// `terminal` content and the `terminal_info` / `terminal_output` / `terminal_exit` `_meta`
+    /// of tool call updates, never a `terminal/*` request.
+    pub client_terminal_output: bool,
     /// Set when the session continues one from an earlier process (`session/load`,
     /// `session/resume`): the conversation to go on with.
     pub resume: Option<Resume>,

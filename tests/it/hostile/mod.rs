@@ -21,6 +21,7 @@ mod stalled_open;
 pub mod stand_in;
 mod state;
 mod stderr_secrets;
+mod terminal_output;
 mod unresponsive;
 mod upgrade;
 mod wire;

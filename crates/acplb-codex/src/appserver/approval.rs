@@ -141,8 +141,16 @@ fn shown(call: &ToolCall) -> ToolCallUpdateFields {
     let mut fields = ToolCallUpdateFields::new()
         .title(call.title.clone())
         .kind(call.kind);
-    if !call.content.is_empty() {
-        fields = fields.content(call.content.clone());
+    // A terminal is not shown in the question: the client may show the question apart from
+    // the call, where the terminal's id means nothing (ADR 0033).
+    let content: Vec<ToolCallContent> = call
+        .content
+        .iter()
+        .filter(|c| !matches!(c, ToolCallContent::Terminal(_)))
+        .cloned()
+        .collect();
+    if !content.is_empty() {
+        fields = fields.content(content);
     }
     if !call.locations.is_empty() {
         fields = fields.locations(call.locations.clone());

@@ -8,9 +8,9 @@
 //! prefix followed by Codex's item id.
 //!
 //! Text deltas become chunks at once and the completed item adds only what they left out;
-//! command output streams into its tool call (bounded like exec's): each output delta yields a
-//! `tool_call_update` with the whole output so far, so consecutive updates of one call
-//! supersede each other and a sink that falls behind may keep only the last. Tool calls are
+//! command output streams into its tool call (`render/live.rs`, ADR 0033): appended to the
+//! client's terminal, or as text content whose updates, each with the whole bounded output so
+//! far, are coalesced. Tool calls are
 //! drawn by the renderers exec's decoder draws with too (`render/`). Notification methods come
 //! from the method table (`protocol/methods.rs`). Unknown methods and item types, and messages
 //! whose fields have the wrong type, are counted ([`AppDecoder::unknown_counts`]) and otherwise ignored.
@@ -27,8 +27,8 @@ use super::signal::failure;
 pub use super::signal::{AppSignal, TurnEnd};
 use super::text::{Kind, Streams};
 use super::wire::{self, read};
-use crate::output::StreamedOutput;
 pub use crate::render::DecoderOptions;
+use crate::render::live::LiveOutput;
 use crate::render::{Warnings, emit, usage::Totals};
 use items::item;
 
@@ -40,8 +40,8 @@ pub(super) struct OpenCall {
     pub(super) item_id: String,
     /// The call as the editor sees it now.
     pub(super) call: ToolCall,
-    /// What a command printed so far.
-    output: Option<StreamedOutput>,
+    /// What a command printed so far, as the client sees it.
+    output: Option<LiveOutput>,
     /// Server and tool of an MCP call.
     pub(super) mcp: Option<(String, String)>,
 }
@@ -113,13 +113,30 @@ impl AppDecoder {
         out: &mut Vec<SessionUpdate>,
     ) {
         self.flush_pending_error(out);
-        for open in self.open.drain(..) {
+        for mut open in self.open.drain(..) {
+            let id = open.call.tool_call_id;
             let mut content = open.call.content;
+            // Text updates are coalesced: the last one sent may not show all of the output.
+            if let Some(text) = open
+                .output
+                .as_ref()
+                .and_then(LiveOutput::text)
+                .filter(|t| !t.is_empty())
+            {
+                content.push(text.fenced().into());
+            }
             if let Some(reason) = reason {
                 content.push(reason.into());
             }
             let fields = ToolCallUpdateFields::new().status(status).content(content);
-            emit::tool_finished(out, open.call.tool_call_id, fields);
+            match open.output.as_mut().and_then(LiveOutput::terminal) {
+                Some(terminal) => {
+                    out.push(SessionUpdate::ToolCallUpdate(
+                        terminal.finish(&id, None, None, fields),
+                    ));
+                }
+                None => emit::tool_finished(out, id, fields),
+            }
         }
         self.streams.other_sent();
     }

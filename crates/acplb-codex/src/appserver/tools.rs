@@ -171,11 +171,6 @@ fn classify(actions: &[CommandAction], script: &str, cwd: &std::path::Path) -> C
     }
 }
 
-/// The output so far of a running command, bounded and fenced.
-pub(super) fn command_progress(output: &StreamedOutput) -> ToolCallUpdateFields {
-    ToolCallUpdateFields::new().content(vec![output.fenced().into()])
-}
-
 fn finish_command(
     item: CommandItem,
     output: Option<&StreamedOutput>,

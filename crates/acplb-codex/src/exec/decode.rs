@@ -20,7 +20,7 @@ use crate::items::{Event, Item, ItemKind, TodoList};
 use crate::render::Warnings;
 use crate::render::edits;
 use crate::render::emit::{self, LastSent};
-use crate::render::tools;
+use crate::render::{live, tools};
 
 /// A turn-level fact the caller acts on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -61,6 +61,8 @@ struct OpenCall {
     item_id: String,
     tool_call_id: ToolCallId,
     befores: edits::Befores,
+    /// Whether it is shown as a terminal, which must then be told it ended.
+    terminal: bool,
 }
 
 /// Decodes the event stream of one `codex exec` process.
@@ -163,7 +165,14 @@ impl Decoder {
             if let Some(note) = note {
                 fields = fields.content(vec![note.into()]);
             }
-            emit::tool_finished(out, call.tool_call_id, fields);
+            if call.terminal {
+                out.push(SessionUpdate::ToolCallUpdate(live::ended_terminal(
+                    &call.tool_call_id,
+                    fields,
+                )));
+            } else {
+                emit::tool_finished(out, call.tool_call_id, fields);
+            }
         }
         self.remember_last(out);
     }
@@ -222,7 +231,15 @@ impl Decoder {
         }
         let id = self.tool_call_id(&item.id);
         let (call, befores) = match &item.kind {
-            ItemKind::CommandExecution(c) => (tools::command_call(id, c, &self.opts), Vec::new()),
+            ItemKind::CommandExecution(c) => {
+                let call = tools::command_call(id, c, &self.opts);
+                let call = if self.opts.terminal {
+                    live::open_terminal(call, &self.opts.cwd)
+                } else {
+                    call
+                };
+                (call, Vec::new())
+            }
             ItemKind::McpToolCall(m) => (tools::mcp_call(id, m), Vec::new()),
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
             ItemKind::FileChange(f) => (edits::edit_call(id, f, &self.opts), edits::befores(f, files)),
@@ -235,6 +252,7 @@ impl Decoder {
             item_id: item.id,
             tool_call_id: call.tool_call_id.clone(),
             befores,
+            terminal: self.opts.terminal && matches!(item.kind, ItemKind::CommandExecution(_)),
         });
         emit::tool_started(out, call);
     }
@@ -257,6 +275,12 @@ impl Decoder {
             ItemKind::Error(e) => self.warning(&e.message, out),
             ItemKind::TodoList(list) => self.plan(out, &list),
             ItemKind::Unknown { item_type } => self.count_unknown("item", &item_type),
+            ItemKind::CommandExecution(mut c) if opts.terminal => {
+                let output = std::mem::take(&mut c.aggregated_output);
+                let fields = tools::command_finish(&mut c, opts);
+                let call = || tools::command_call(message_id.into(), &c, opts);
+                live::finished_terminal(open_id, call, &output, c.exit_code, fields, opts, out);
+            }
             ItemKind::CommandExecution(mut c) => {
                 let fields = tools::command_finish(&mut c, opts);
                 finish_call(

@@ -151,6 +151,7 @@ impl CodexSession {
                 notices: self.setup.client_shows_notices,
                 max_output_bytes: self.options.max_output_bytes,
                 id_prefix: format!("t{}-", self.turns),
+                terminal: self.setup.client_terminal_output,
             },
             snapshot,
             transcript,

@@ -1,9 +1,11 @@
 //! What both decoders draw with: the options of a rendering, and the renderers of ACP updates
 //! (`emit`: the update constructors; `tools`: commands, MCP and web calls; `edits`: file
-//! changes; `usage`: token totals). They know Codex's items ([`crate::items`]), not a transport.
+//! changes; `usage`: token totals; `live`: a command's output as it streams, to a terminal or
+//! as text). They know Codex's items ([`crate::items`]), not a transport.
 
 pub(crate) mod edits;
 pub(crate) mod emit;
+pub(crate) mod live;
 pub(crate) mod tools;
 pub(crate) mod usage;
 
@@ -26,16 +28,21 @@ pub struct DecoderOptions {
     /// Prefix of every tool call and message id, unique per turn (Codex numbers items per
     /// process, so `item_0` comes back on every resumed turn).
     pub id_prefix: String,
+    /// Whether the client renders commands as Zed's live terminals (`_meta.terminal_output`):
+    /// their output is then appended through `_meta` instead of replacing text content (`live`).
+    pub terminal: bool,
 }
 
 impl DecoderOptions {
-    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix.
+    /// Options for `cwd` with defaults: no notices, 64 KiB of output, no id prefix, text
+    /// (not terminal) output.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Self {
             cwd: cwd.into(),
             notices: false,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             id_prefix: String::new(),
+            terminal: false,
         }
     }
 }

@@ -165,6 +165,7 @@ impl Store {
             identity: None,
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
+        let terminal_output = crate::capabilities::terminal_output(&self.client);
         let earlier = !matches!(reply, Reply::New { .. });
         let (fork_of, meta) = match &reply {
             Reply::New { fork_of, meta, .. } => (fork_of.clone(), meta.clone()),
@@ -189,6 +190,7 @@ impl Store {
                     developer_instructions: start.developer_instructions,
                     additional_directories: asked.directories,
                     client_shows_notices: shows_notices,
+                    client_terminal_output: terminal_output,
                     resume: None,
                     fork: None,
                     meta,
@@ -388,7 +390,8 @@ impl Store {
         history: &journal::History,
         shows_notices: bool,
     ) {
-        let updates = journal::updates(history, shows_notices);
+        let terminals = crate::capabilities::terminal_output(&self.client);
+        let updates = journal::updates(history, shows_notices, terminals);
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
         for update in updates {
             send_counted(

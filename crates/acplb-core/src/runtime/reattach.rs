@@ -47,6 +47,7 @@ impl Store {
             ));
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
+        let terminals = crate::capabilities::terminal_output(&self.client);
         let flow = self.options.output_flow.clone();
         let mailbox = handle.tx.clone();
         tokio::task::spawn_local(async move {
@@ -58,7 +59,7 @@ impl Store {
             };
             if replays {
                 let history = match attached.journal {
-                    Some((path, bytes)) => read_history(&id, path, bytes, shows_notices).await,
+                    Some((path, bytes)) => read_history(&id, path, bytes, shows_notices, terminals).await,
                     None => Ok(Vec::new()),
                 };
                 let replayed = history.map(|updates| {
@@ -87,6 +88,7 @@ async fn read_history(
     path: std::path::PathBuf,
     bytes: u64,
     shows_notices: bool,
+    terminals: bool,
 ) -> Result<Vec<SessionUpdate>, agent_client_protocol::Error> {
     let id = id.to_string();
     let read = tokio::task::spawn_blocking(move || -> Result<Vec<SessionUpdate>, String> {
@@ -100,7 +102,7 @@ async fn read_history(
         for skipped in &history.skipped {
             tracing::warn!(session = %id, "journal {}: {skipped}", path.display());
         }
-        Ok(journal::updates(&history, shows_notices))
+        Ok(journal::updates(&history, shows_notices, terminals))
     });
     match read.await {
         Ok(Ok(updates)) => Ok(updates),

@@ -168,5 +168,6 @@ fn new_decoder(opts: &DecodeOptions) -> AppDecoder {
         notices: opts.notices,
         max_output_bytes: MAX_OUTPUT_BYTES,
         id_prefix: "t1-".to_owned(),
+        terminal: false,
     })
 }

@@ -1,15 +1,15 @@
 //! Items: tool items start and finish tool calls, and stream into them while they run; text
 //! items complete their streams.
 
-use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallId, ToolCallUpdateFields};
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCall, ToolCallId, ToolCallUpdateFields};
 use serde_json::Value;
 
 use super::{AppDecoder, OpenCall};
 use crate::appserver::text::Kind;
-use crate::appserver::tools::{self, Tool};
+use crate::appserver::tools::Tool;
 use crate::appserver::wire::{self, ItemHead, read};
-use crate::output::StreamedOutput;
 use crate::render::emit;
+use crate::render::live::{self, LiveOutput};
 
 impl AppDecoder {
     pub(super) fn item_started(
@@ -31,9 +31,12 @@ impl AppDecoder {
         if self.open_call(&head.id).is_some() {
             return Ok(());
         }
-        let call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
-        let output =
-            matches!(tool, Tool::Command(_)).then(|| StreamedOutput::new(self.opts.max_output_bytes));
+        let mut call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
+        let mut output = None;
+        if let Tool::Command(command) = &tool {
+            call = self.command_opened(call, command.cwd.clone());
+            output = Some(LiveOutput::new(&call.tool_call_id, &self.opts));
+        }
         self.open.push(OpenCall {
             item_id: head.id,
             call: call.clone(),
@@ -82,14 +85,36 @@ impl AppDecoder {
             self.count("item", &head.kind);
             return Ok(());
         };
-        let tool = tool?;
+        let mut tool = tool?;
         let open = self
             .open
             .iter()
             .position(|c| c.item_id == head.id)
             .map(|i| self.open.remove(i));
-        let output = open.as_ref().and_then(|o| o.output.as_ref());
+        if self.opts.terminal
+            && let Tool::Command(command) = &mut tool
+        {
+            let (whole, exit_code) = (command.aggregated_output.take(), command.exit_code);
+            let cwd = command.cwd.clone();
+            let (call_id, output) = if let Some(open) = open {
+                (open.call.tool_call_id, open.output)
+            } else {
+                let call = self.command_opened(tool.call(ToolCallId::new(id), &self.opts), cwd);
+                let call_id = call.tool_call_id.clone();
+                emit::tool_started(out, call);
+                (call_id, None)
+            };
+            let mut output = output.unwrap_or_else(|| LiveOutput::new(&call_id, &self.opts));
+            // Status, raw output and notes; the output itself goes to the terminal.
+            let fields = tool.finish(None, &self.opts);
+            if let Some(terminal) = output.terminal() {
+                let update = terminal.finish(&call_id, whole.as_deref(), exit_code, fields);
+                out.push(SessionUpdate::ToolCallUpdate(update));
+            }
+            return Ok(());
+        }
         if let Some(open) = open.as_ref() {
+            let output = open.output.as_ref().and_then(LiveOutput::text);
             let fields = tool.finish(output, &self.opts);
             emit::tool_finished(out, open.call.tool_call_id.clone(), fields);
         } else {
@@ -100,18 +125,24 @@ impl AppDecoder {
         Ok(())
     }
 
+    /// A command's call as it starts: a terminal where the client shows them, in the
+    /// command's own directory.
+    fn command_opened(&self, call: ToolCall, cwd: Option<String>) -> ToolCall {
+        if !self.opts.terminal {
+            return call;
+        }
+        let cwd = cwd.map_or(self.opts.cwd.clone(), Into::into);
+        live::open_terminal(call, &cwd)
+    }
+
     pub(super) fn output_delta(&mut self, delta: &wire::Delta, out: &mut Vec<SessionUpdate>) {
         let Some(open) = self.open.iter_mut().find(|c| c.item_id == delta.item_id) else {
             tracing::debug!(item = delta.item_id, "output of a command not started; ignored");
             return;
         };
-        let output = open
-            .output
-            .get_or_insert_with(|| StreamedOutput::new(self.opts.max_output_bytes));
-        output.push(&delta.delta);
-        let fields = tools::command_progress(output);
-        open.call.update(fields.clone());
-        emit::tool_progress(out, open.call.tool_call_id.clone(), fields);
+        let id = &open.call.tool_call_id;
+        let output = open.output.get_or_insert_with(|| LiveOutput::new(id, &self.opts));
+        output.push(id, &delta.delta, out);
     }
 
     pub(super) fn patch_updated(&mut self, patch: &wire::PatchUpdated, out: &mut Vec<SessionUpdate>) {

@@ -102,15 +102,87 @@ fn command_output_streams_bounded_and_the_last_version_stands() {
     // Codex sent no aggregated output (as for an interrupted command): the streamed one stays.
     messages.push(item("item/completed", command("c1", "failed", Value::Null)));
     let (updates, _) = run(&mut d, &messages);
-    assert_eq!(updates.len(), 52);
+    // The first piece at once, then coalesced (ADR 0033): not one update per piece.
+    assert!(updates.len() < 20, "{}", updates.len());
     let first = updates[1]["content"][0]["content"]["text"].as_str().unwrap();
     assert_eq!(first, "```\nline 00\n```");
-    let last = updates[51]["content"][0]["content"]["text"].as_str().unwrap();
+    let end = updates.len() - 1;
+    let last = updates[end]["content"][0]["content"]["text"].as_str().unwrap();
     assert!(last.starts_with("```\nline 00\n"), "{last}");
     assert!(last.contains(" bytes of output omitted …]"), "{last}");
     assert!(last.ends_with("line 49\n```"), "{last}");
     assert!(last.len() < 200, "{}", last.len());
-    assert_eq!(updates[51]["status"], "failed");
+    assert_eq!(updates[end]["status"], "failed");
+}
+
+#[test]
+fn a_terminal_gets_only_new_bytes_and_the_exit() {
+    let mut d = AppDecoder::new(DecoderOptions {
+        terminal: true,
+        ..DecoderOptions::new("/workspace")
+    });
+    let mut done = command("c1", "completed", json!("one\ntwo\n"));
+    done["exitCode"] = json!(2);
+    let messages = [
+        item("item/started", command("c1", "inProgress", Value::Null)),
+        delta_for("c1", "one\n"),
+        delta_for("c1", "two\n"),
+        item("item/completed", done),
+    ];
+    let (updates, _) = run(&mut d, &messages);
+    assert_eq!(updates.len(), 4, "{updates:?}");
+    assert_eq!(
+        updates[0]["content"][0],
+        json!({"type": "terminal", "terminalId": "c1"})
+    );
+    assert_eq!(updates[0]["_meta"]["terminal_info"]["terminal_id"], "c1");
+    assert_eq!(updates[1]["_meta"]["terminal_output"]["data"], "one\n");
+    assert_eq!(updates[2]["_meta"]["terminal_output"]["data"], "two\n");
+    assert!(updates[2].get("content").is_none(), "{}", updates[2]);
+    assert_eq!(updates[3]["content"][0]["type"], "terminal");
+    assert!(
+        updates[3]["_meta"].get("terminal_output").is_none(),
+        "{}",
+        updates[3]
+    );
+    assert_eq!(
+        updates[3]["_meta"]["terminal_exit"],
+        json!({"terminal_id": "c1", "exit_code": 2, "signal": null})
+    );
+    // A command Codex did not stream: its aggregated output goes to the terminal at the end.
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item("item/started", command("c2", "inProgress", Value::Null)),
+            item(
+                "item/completed",
+                command("c2", "completed", json!("all at once\n")),
+            ),
+        ],
+    );
+    assert_eq!(updates[1]["_meta"]["terminal_output"]["data"], "all at once\n");
+    // A cancel ends an open terminal with an exit without a code.
+    let (_, _) = run(
+        &mut d,
+        &[
+            item("item/started", command("c3", "inProgress", Value::Null)),
+            delta_for("c3", "half"),
+        ],
+    );
+    let mut out = Vec::new();
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, Some("Cancelled."), &mut out);
+    let end = serde_json::to_value(&out[0]).unwrap();
+    assert_eq!(end["status"], "failed");
+    assert_eq!(end["content"][0]["type"], "terminal");
+    assert_eq!(end["content"].as_array().unwrap().len(), 2, "{end}");
+    assert_eq!(end["_meta"]["terminal_exit"]["exit_code"], Value::Null);
+}
+
+fn delta_for(id: &str, text: &str) -> (&'static str, Value) {
+    (
+        "item/commandExecution/outputDelta",
+        json!({"itemId": id, "delta": text}),
+    )
 }
 
 #[test]

@@ -124,6 +124,7 @@ impl AppSession {
             max_output_bytes: self.server.options().max_output_bytes,
             // Codex numbers items per thread: ids stay unique across turns with a prefix.
             id_prefix: format!("t{}-", self.turns),
+            terminal: self.setup.client_terminal_output,
         }
     }
 

@@ -83,6 +83,42 @@ fn command_output_is_bounded_with_a_marker() {
 }
 
 #[test]
+fn a_terminal_client_gets_the_whole_output_once_with_the_exit() {
+    let mut d = Decoder::new(DecoderOptions {
+        terminal: true,
+        ..DecoderOptions::new("/workspace")
+    });
+    let (updates, _) = run(
+        &mut d,
+        &[
+            &command_line("item.started", "item_0", "in_progress", "", &Value::Null),
+            &command_line("item.completed", "item_0", "failed", "no\n", &json!(3)),
+            &command_line("item.started", "item_1", "in_progress", "", &Value::Null),
+        ],
+    );
+    assert_eq!(updates.len(), 3, "{updates:?}");
+    assert_eq!(
+        updates[0]["content"][0],
+        json!({"type": "terminal", "terminalId": "item_0"})
+    );
+    assert_eq!(updates[0]["_meta"]["terminal_info"]["cwd"], "/workspace");
+    assert_eq!(updates[1]["status"], "failed");
+    assert_eq!(
+        updates[1]["content"],
+        json!([{"type": "terminal", "terminalId": "item_0"}])
+    );
+    assert_eq!(updates[1]["_meta"]["terminal_output"]["data"], "no\n");
+    assert_eq!(updates[1]["_meta"]["terminal_exit"]["exit_code"], 3);
+    // A cancel ends the open terminal.
+    let mut out = Vec::new();
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, Some("Cancelled."), &mut out);
+    let end = serde_json::to_value(&out[0]).unwrap();
+    assert_eq!(end["content"][0]["terminalId"], "item_1");
+    assert_eq!(end["content"][1]["content"]["text"], "Cancelled.");
+    assert_eq!(end["_meta"]["terminal_exit"]["exit_code"], Value::Null);
+}
+
+#[test]
 fn huge_single_output_is_bounded() {
     let mut d = decoder();
     let output = "0123456789abcdef\n".repeat(4 * 1024 * 1024); // 68 MiB

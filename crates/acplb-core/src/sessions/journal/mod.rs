@@ -4,6 +4,7 @@
 //! (`replay.rs`), as text (`render.rs`), followed live as text (`follow.rs`), and digested for a
 //! conversation that must start over (`digest.rs`).
 
+mod as_text;
 mod digest;
 mod follow;
 mod history;

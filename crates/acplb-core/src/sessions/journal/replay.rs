@@ -8,6 +8,7 @@ use agent_client_protocol::v1::schema::{
     ToolCallUpdate, ToolCallUpdateFields,
 };
 
+use super::as_text::AsText;
 use super::history::History;
 use super::record::{Record, now};
 
@@ -80,8 +81,10 @@ pub fn repair(history: &History) -> Vec<Record> {
 
 /// The updates that show `history` again, in the order the editor first saw them. A turn that
 /// was interrupted gets a line saying so: a notice where the client shows them, else text.
-pub fn updates(history: &History, shows_notices: bool) -> Vec<SessionUpdate> {
+/// Commands recorded as terminals show as text unless the client shows `terminals`.
+pub fn updates(history: &History, shows_notices: bool, terminals: bool) -> Vec<SessionUpdate> {
     let mut out = Vec::with_capacity(history.records.len());
+    let mut as_text = AsText::default();
     for record in &history.records {
         match record {
             Record::Prompt { prompt, .. } => out.extend(
@@ -89,7 +92,8 @@ pub fn updates(history: &History, shows_notices: bool) -> Vec<SessionUpdate> {
                     .iter()
                     .map(|block| SessionUpdate::UserMessageChunk(ContentChunk::new(block.clone()))),
             ),
-            Record::Update { u } => out.push(u.as_ref().clone()),
+            Record::Update { u } if terminals => out.push(u.as_ref().clone()),
+            Record::Update { u } => out.extend(as_text.convert(u.as_ref().clone())),
             Record::TurnEnd { stop, .. } if stop == "interrupted" => out.push(interrupted(shows_notices)),
             Record::Lost { count, error, .. } => out.push(lost(*count, error, shows_notices)),
             _ => {}

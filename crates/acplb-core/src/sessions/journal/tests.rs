@@ -51,7 +51,7 @@ fn a_session_reads_back_as_written_and_replays_in_order() {
         .filter(|r| matches!(r, Record::Thread { .. }))
         .count();
     assert_eq!(threads, 1);
-    let replay = updates(&history, false);
+    let replay = updates(&history, false, false);
     assert_eq!(replay.len(), 3);
     assert!(matches!(&replay[0], SessionUpdate::UserMessageChunk(_)));
     assert_eq!(replay[1], text("hi "));
@@ -124,7 +124,7 @@ fn a_turn_that_never_ended_is_closed_with_its_open_tool_calls_failed() {
     history.records.extend(fix);
     assert_eq!(history.facts().open_turn, None);
     assert!(repair(&read(dir.path(), ID).unwrap()).is_empty());
-    let replay = updates(&history, true);
+    let replay = updates(&history, true, false);
     assert!(
         matches!(replay.last(), Some(SessionUpdate::Notice(_))),
         "{replay:?}"
