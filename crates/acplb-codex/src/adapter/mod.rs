@@ -1,8 +1,10 @@
 //! The Codex provider: which transport runs a session's turns (`codex app-server`, shared by
 //! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor
-//! (the models Codex lists: `models.rs`).
+//! (the models Codex lists: `models.rs`; Codex's skills and custom prompts as slash commands:
+//! `commands.rs`).
 
 pub(crate) mod auth;
+mod commands;
 mod models;
 
 use std::fmt;
@@ -115,6 +117,16 @@ impl ProviderAdapter for CodexAdapter {
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
+        let lister = match &self.server {
+            Some(server) => commands::Lister::Shared(server.clone()),
+            None => commands::Lister::Own(self.options.clone()),
+        };
+        let commands = commands::SessionCommands::start(
+            lister,
+            setup.cwd.clone(),
+            self.capabilities.commands.clone(),
+            self.options.list_skills,
+        );
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -123,7 +135,7 @@ impl ProviderAdapter for CodexAdapter {
                 if caller.profile.is_some() {
                     caller.with_profile_file().await?.store(&mut setup.meta);
                 }
-                appserver::open_session(server, setup)
+                appserver::open_session(server, setup, commands.picked())
             }
             None => exec::open_session(&self.options, setup),
         };
@@ -134,6 +146,7 @@ impl ProviderAdapter for CodexAdapter {
             session,
             catalog,
             updates: Some(updates),
+            commands,
         }))
     }
 
