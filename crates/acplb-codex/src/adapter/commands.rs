@@ -81,13 +81,15 @@ impl Drop for SessionCommands {
 }
 
 impl SessionCommands {
-    /// `builtins` and, when `enabled`, the skills and prompts `lister` finds for `cwd`.
+    /// `builtins` and, when enabled (`picked`: where an invoked skill goes for the
+    /// app-server session), the skills and prompts `lister` finds for `cwd`.
     pub(super) fn start(
         lister: Lister,
         cwd: PathBuf,
         builtins: Vec<AvailableCommand>,
-        enabled: bool,
+        picked: Option<Picked>,
     ) -> Self {
+        let enabled = picked.is_some();
         let (offered, updates) = watch::channel(builtins.clone());
         let wait = match &lister {
             Lister::Shared(server) => wait(server.options()),
@@ -108,18 +110,13 @@ impl SessionCommands {
             state,
             task,
             updates: Some(updates),
-            picked: Picked::default(),
+            picked: picked.unwrap_or_default(),
         }
     }
 
     /// The newer command lists, taken once.
     pub(super) fn updates(&mut self) -> Option<watch::Receiver<Vec<AvailableCommand>>> {
         self.updates.take()
-    }
-
-    /// Where the skill a prompt invoked goes for the app-server session.
-    pub(super) fn picked(&self) -> Picked {
-        Rc::clone(&self.picked)
     }
 
     /// Turns a prompt that names a skill or custom prompt into what Codex is sent; other

@@ -8,6 +8,7 @@ mod commands;
 mod models;
 
 use std::fmt;
+use std::rc::Rc;
 use std::str::FromStr;
 
 use acplb_core::auth::{AuthFailure, SignInUi};
@@ -117,16 +118,7 @@ impl ProviderAdapter for CodexAdapter {
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
-        let lister = match &self.server {
-            Some(server) => commands::Lister::Shared(server.clone()),
-            None => commands::Lister::Own(self.options.clone()),
-        };
-        let commands = commands::SessionCommands::start(
-            lister,
-            setup.cwd.clone(),
-            self.capabilities.commands.clone(),
-            self.options.list_skills,
-        );
+        let (cwd, picked) = (setup.cwd.clone(), crate::skills::Picked::default());
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -135,10 +127,21 @@ impl ProviderAdapter for CodexAdapter {
                 if caller.profile.is_some() {
                     caller.with_profile_file().await?.store(&mut setup.meta);
                 }
-                appserver::open_session(server, setup, commands.picked())
+                appserver::open_session(server, setup, Rc::clone(&picked))
             }
             None => exec::open_session(&self.options, setup),
         };
+        // Its skills are listed behind its thread's start (which the first prompt waits for).
+        let lister = match &self.server {
+            Some(server) => commands::Lister::Shared(server.clone()),
+            None => commands::Lister::Own(self.options.clone()),
+        };
+        let commands = commands::SessionCommands::start(
+            lister,
+            cwd,
+            self.capabilities.commands.clone(),
+            self.options.list_skills.then_some(picked),
+        );
         // The session offers what Codex listed last; Codex is asked again behind it.
         let (catalog, updates) = self.models.offer();
         self.models.refresh(self.server.clone());
