@@ -36,6 +36,7 @@ mod reattach;
 mod session_setup;
 mod sessions;
 mod sessions_cli;
+mod skills;
 mod terminal_output;
 pub mod upgrade;
 mod worker;

@@ -23,6 +23,7 @@ mod outcome;
 pub mod output;
 mod prepare;
 mod render;
+mod skills;
 mod transcript;
 
 pub use adapter::{CodexAdapter, Transport};

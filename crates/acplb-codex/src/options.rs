@@ -38,6 +38,10 @@ pub struct CodexOptions {
     /// compiled-in list is offered. [`CodexOptions::new`] turns it off when
     /// `ACPLB_CODEX_MODEL_LIST` is `off` (what playback sets: its recordings hold no list).
     pub list_models: bool,
+    /// Whether a session offers Codex's skills and custom prompts as slash commands (ADR
+    /// 0032), asking Codex for its skills; [`CodexOptions::new`] turns it off when
+    /// `ACPLB_CODEX_SKILL_LIST` is `off` (what playback sets: its recordings hold no list).
+    pub list_skills: bool,
 }
 
 impl CodexOptions {
@@ -54,6 +58,7 @@ impl CodexOptions {
             output_flow: acplb_core::transport::OutputFlow::default(),
             request_limit: request_limit_from_env(),
             list_models: !std::env::var("ACPLB_CODEX_MODEL_LIST").is_ok_and(|v| v.trim() == "off"),
+            list_skills: !std::env::var("ACPLB_CODEX_SKILL_LIST").is_ok_and(|v| v.trim() == "off"),
         }
     }
 }

@@ -449,4 +449,12 @@ pub trait ProviderSession {
     fn catalog_updates(&mut self) -> Option<tokio::sync::watch::Receiver<OptionCatalog>> {
         None
     }
+
+    /// The slash commands the provider learns after the session opened (its backend listed
+    /// more, or they changed), each the whole list in place of
+    /// [`ProviderCapabilities::commands`]; the session shows each to the editor as an
+    /// `available_commands_update`. Taken once, when the session starts.
+    fn command_updates(&mut self) -> Option<tokio::sync::watch::Receiver<Vec<AvailableCommand>>> {
+        None
+    }
 }

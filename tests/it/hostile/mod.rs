@@ -17,6 +17,7 @@ mod questions;
 mod queue;
 mod session_setup;
 mod signals;
+mod skills;
 mod stalled_open;
 pub mod stand_in;
 mod state;

@@ -31,8 +31,17 @@ pub fn app_server(dir: &Path, on_turn: &str) -> PathBuf {
     app_server_listing(dir, on_turn, NO_MODEL_LIST)
 }
 
+/// What the stand-in answers `skills/list`: that it has no such method.
+pub const NO_SKILLS_LIST: &str =
+    r#"echo "{\"id\":$i,\"error\":{\"code\":-32601,\"message\":\"no skills/list here\"}}""#;
+
 /// [`app_server`] answering `model/list` by running `on_list`.
 pub fn app_server_listing(dir: &Path, on_turn: &str, on_list: &str) -> PathBuf {
+    app_server_answering(dir, on_turn, on_list, NO_SKILLS_LIST)
+}
+
+/// [`app_server_listing`] answering `skills/list` by running `on_skills`.
+pub fn app_server_answering(dir: &Path, on_turn: &str, on_list: &str, on_skills: &str) -> PathBuf {
     let log = dir.join("threads.log");
     fake_codex(
         dir,
@@ -50,6 +59,8 @@ while read -r l; do
       {on_turn} ;;
     *'"method":"model/list"'*)
       {on_list} ;;
+    *'"method":"skills/list"'*)
+      {on_skills} ;;
   esac
 done"#,
             log = log.display()

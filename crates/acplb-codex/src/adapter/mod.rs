@@ -1,11 +1,14 @@
 //! The Codex provider: which transport runs a session's turns (`codex app-server`, shared by
 //! the sessions of one acplb, or one `codex exec` per turn) and what each offers the editor
-//! (the models Codex lists: `models.rs`).
+//! (the models Codex lists: `models.rs`; Codex's skills and custom prompts as slash commands:
+//! `commands.rs`).
 
 pub(crate) mod auth;
+mod commands;
 mod models;
 
 use std::fmt;
+use std::rc::Rc;
 use std::str::FromStr;
 
 use acplb_core::auth::{AuthFailure, SignInUi};
@@ -123,6 +126,7 @@ impl ProviderAdapter for CodexAdapter {
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError> {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
+        let (cwd, picked) = (setup.cwd.clone(), crate::skills::Picked::default());
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -131,10 +135,21 @@ impl ProviderAdapter for CodexAdapter {
                 if caller.profile.is_some() {
                     caller.with_profile_file().await?.store(&mut setup.meta);
                 }
-                appserver::open_session(server, setup)
+                appserver::open_session(server, setup, Rc::clone(&picked))
             }
             None => exec::open_session(&self.options, setup),
         };
+        // Its skills are listed behind its thread's start (which the first prompt waits for).
+        let lister = match &self.server {
+            Some(server) => commands::Lister::Shared(server.clone()),
+            None => commands::Lister::Own(self.options.clone()),
+        };
+        let commands = commands::SessionCommands::start(
+            lister,
+            cwd,
+            self.capabilities.commands.clone(),
+            self.options.list_skills.then_some(picked),
+        );
         // The session offers what Codex listed last; Codex is asked again behind it.
         let (catalog, updates) = self.models.offer();
         self.models.refresh(self.server.clone());
@@ -142,6 +157,7 @@ impl ProviderAdapter for CodexAdapter {
             session,
             catalog,
             updates: Some(updates),
+            commands,
         }))
     }
 

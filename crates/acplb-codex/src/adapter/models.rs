@@ -13,6 +13,7 @@ use std::time::Duration;
 use acplb_core::error::ProviderError;
 use acplb_core::provider::{ProviderSession, SessionSink, TurnOutcome, TurnRequest};
 use acplb_core::session::options::OptionCatalog;
+use agent_client_protocol::v1::schema::AvailableCommand;
 use async_trait::async_trait;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -136,6 +137,8 @@ pub(super) struct Offering {
     pub(super) catalog: OptionCatalog,
     /// Newer lists, until the session takes them.
     pub(super) updates: Option<watch::Receiver<OptionCatalog>>,
+    /// The session's skills and custom prompts as slash commands.
+    pub(super) commands: super::commands::SessionCommands,
 }
 
 #[async_trait(?Send)]
@@ -146,6 +149,8 @@ impl ProviderSession for Offering {
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
+        let mut turn = turn;
+        self.commands.prepare(&mut turn).await?;
         self.session.run_turn(turn, sink, cancel).await
     }
 
@@ -163,5 +168,9 @@ impl ProviderSession for Offering {
 
     fn catalog_updates(&mut self) -> Option<watch::Receiver<OptionCatalog>> {
         self.updates.take()
+    }
+
+    fn command_updates(&mut self) -> Option<watch::Receiver<Vec<AvailableCommand>>> {
+        self.commands.updates()
     }
 }

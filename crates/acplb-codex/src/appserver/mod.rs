@@ -29,6 +29,7 @@ mod served;
 mod server;
 mod session;
 mod signal;
+pub(crate) mod skills;
 mod text;
 mod tools;
 mod turn_input;
@@ -42,8 +43,13 @@ pub use server::AppServer;
 
 /// A session on `server`; the server (if it is not running) and the session's thread start in
 /// the background, so `session/new` is answered at once.
-pub(crate) fn open_session(server: &AppServer, setup: SessionSetup) -> Box<dyn ProviderSession> {
-    Box::new(session::AppSession::new(server.clone(), setup))
+/// A skill invoked by a prompt reaches the turn through `picked`.
+pub(crate) fn open_session(
+    server: &AppServer,
+    setup: SessionSetup,
+    picked: crate::skills::Picked,
+) -> Box<dyn ProviderSession> {
+    Box::new(session::AppSession::new(server.clone(), setup, picked))
 }
 
 /// What the app-server transport offers: it asks before acting, can be steered, accepts

@@ -1,5 +1,5 @@
-//! A prompt as app-server input items: text plus local images for `turn/start` and
-//! `turn/steer`, and plugin notes as developer messages for `thread/inject_items`.
+//! A prompt as app-server input items: text plus local images (and a skill the prompt invoked)
+//! for `turn/start` and `turn/steer`, and plugin notes as developer messages for `thread/inject_items`.
 
 use std::path::PathBuf;
 
@@ -14,6 +14,14 @@ pub(crate) fn user_input(text: &str, images: &[PathBuf]) -> Value {
             .map(|path| json!({ "type": "localImage", "path": path })),
     );
     Value::Array(items)
+}
+
+/// Puts skill `name` (its `SKILL.md` at `path`) first in `input`, as Codex's own composer
+/// sends a skill the user picked; the text still mentions it (`$name`).
+pub(crate) fn add_skill(input: &mut Value, name: &str, path: &std::path::Path) {
+    if let Value::Array(items) = input {
+        items.insert(0, json!({ "type": "skill", "name": name, "path": path }));
+    }
 }
 
 /// Responses API developer messages carrying the plugins' notes for one turn.
@@ -43,5 +51,20 @@ mod tests {
         let notes = developer_items(&["mail waiting".into()]);
         assert_eq!(notes[0]["role"], "developer");
         assert_eq!(notes[0]["content"][0]["text"], "mail waiting");
+    }
+
+    #[test]
+    fn a_picked_skill_goes_first() {
+        let mut input = user_input("$demo go", &[]);
+        add_skill(
+            &mut input,
+            "demo",
+            std::path::Path::new("/h/skills/demo/SKILL.md"),
+        );
+        assert_eq!(
+            input[0],
+            json!({ "type": "skill", "name": "demo", "path": "/h/skills/demo/SKILL.md" })
+        );
+        assert_eq!(input[1]["text"], "$demo go");
     }
 }

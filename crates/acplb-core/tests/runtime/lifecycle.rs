@@ -178,6 +178,26 @@ async fn the_command_list_follows_session_new_when_the_provider_has_commands() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_command_list_the_provider_learns_later_reaches_the_open_session() {
+    let timeline = Timeline::default();
+    let provider = Scripted::with_commands(&timeline, &[("review", "Review the changes")]);
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        timeline.wait_for("client commands: review").await;
+        provider.offer_commands(&[("review", "Review the changes"), ("$demo", "Skill: a demo")]);
+        timeline.wait_for("client commands: review, $demo").await;
+        let listed: Vec<_> = editor
+            .updates()
+            .into_iter()
+            .filter(|n| matches!(n.update, SessionUpdate::AvailableCommandsUpdate(_)))
+            .collect();
+        assert_eq!(listed.len(), 2, "the first list, then the whole new one");
+        assert!(listed.iter().all(|n| n.session_id == session));
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn no_command_list_when_the_provider_has_none() {
     let timeline = Timeline::default();
     let provider = Scripted::new(&timeline);

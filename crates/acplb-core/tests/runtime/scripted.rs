@@ -81,6 +81,8 @@ struct Inner {
     turns: RefCell<HashMap<String, Vec<Step>>>,
     opens: RefCell<VecDeque<Open>>,
     capabilities: ProviderCapabilities,
+    /// Command lists offered after the sessions opened; every session watches it.
+    later_commands: tokio::sync::watch::Sender<Vec<AvailableCommand>>,
 }
 
 /// The provider adapter; clones share the scripts and the timeline.
@@ -108,6 +110,16 @@ impl Scripted {
         Self::with(timeline, true, commands)
     }
 
+    /// Offers open sessions this command list in place of the one they have.
+    pub fn offer_commands(&self, commands: &[(&str, &str)]) {
+        self.0.later_commands.send_replace(
+            commands
+                .iter()
+                .map(|(name, about)| AvailableCommand::new(*name, *about))
+                .collect(),
+        );
+    }
+
     fn with(timeline: &Timeline, steer: bool, commands: Vec<AvailableCommand>) -> Self {
         let catalog = OptionCatalog {
             models: vec![("model-a".into(), "Model A".into())],
@@ -129,6 +141,7 @@ impl Scripted {
                 refuses_sse_mcp: None,
                 commands,
             },
+            later_commands: tokio::sync::watch::Sender::new(Vec::new()),
         }))
     }
 
@@ -206,6 +219,10 @@ impl ProviderSession for ScriptedSession {
         self.inner
             .timeline
             .push(format!("provider session shutdown {}", self.id));
+    }
+
+    fn command_updates(&mut self) -> Option<tokio::sync::watch::Receiver<Vec<AvailableCommand>>> {
+        Some(self.inner.later_commands.subscribe())
     }
 }
 

@@ -65,9 +65,10 @@ where
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .env("ACPLB_TRANSCRIPT_DIR", transcripts.path())
-        // Transcripts hold a session's thread, not `model/list`: a replay could not answer it,
+        // Transcripts hold a session's thread, not `model/list` or `skills/list`: a replay could not answer them,
         // so the recording offers the compiled-in models, as its replay will.
         .env("ACPLB_CODEX_MODEL_LIST", "off")
+        .env("ACPLB_CODEX_SKILL_LIST", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -97,8 +97,9 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     }
     // The transport the scenario was recorded on; a `--transport` in its arguments wins.
     command.env("ACPLB_TRANSPORT", scenario.transport.as_str());
-    // The recordings hold no `model/list`: the compiled-in models are offered, as recorded.
+    // The recordings hold no `model/list` nor `skills/list`: the compiled-in models (and no skills) are offered, as recorded.
     command.env("ACPLB_CODEX_MODEL_LIST", "off");
+    command.env("ACPLB_CODEX_SKILL_LIST", "off");
     let mut child = command.spawn().map_err(|source| PlaybackError::Spawn {
         program: opts.acplb.clone(),
         source,

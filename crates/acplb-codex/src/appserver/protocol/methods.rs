@@ -43,6 +43,8 @@ pub(crate) const LOGIN_START: &str = "account/login/start";
 pub(crate) const LOGIN_CANCEL: &str = "account/login/cancel";
 /// Signs out.
 pub(crate) const LOGOUT: &str = "account/logout";
+/// The skills Codex finds for some directories.
+pub(crate) const SKILLS_LIST: &str = "skills/list";
 
 // Requests the server sends acplb.
 /// Asks to run a command.
@@ -97,6 +99,8 @@ pub(crate) const MCP_STARTUP_STATUS: &str = "mcpServer/startupStatus/updated";
 pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
 /// A sign-in ended (its `loginId`, success or error; naming no thread).
 pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
+/// A skill file changed (naming no thread): the skills are listed again.
+pub(crate) const SKILLS_CHANGED: &str = "skills/changed";
 
 /// Notifications that need no update: thread and account state, facts other updates already
 /// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).

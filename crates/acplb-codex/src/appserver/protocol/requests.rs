@@ -230,6 +230,14 @@ pub(crate) struct LoginCancel {
 #[derive(Debug, Serialize)]
 pub(crate) struct Logout {}
 
+/// `skills/list`: the skills of `cwds`; `force_reload` reads the skill files again.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct SkillsList {
+    pub(crate) cwds: Vec<PathBuf>,
+    pub(crate) force_reload: bool,
+}
+
 macro_rules! methods {
     ($($params:ty => $method:ident),* $(,)?) => {
         $(impl Request for $params {
@@ -258,6 +266,7 @@ methods! {
     LoginStart => LOGIN_START,
     LoginCancel => LOGIN_CANCEL,
     Logout => LOGOUT,
+    SkillsList => SKILLS_LIST,
 }
 
 #[cfg(test)]

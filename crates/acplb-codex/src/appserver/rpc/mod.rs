@@ -110,6 +110,8 @@ pub(crate) struct Rpc {
     rate_limits: RefCell<Option<Value>>,
     /// Sign-ins that ended (`account/login/completed`, naming no thread).
     logins: logins::Logins,
+    /// How many `skills/changed` the server sent (naming no thread); sessions watch it.
+    skills_changed: tokio::sync::watch::Sender<u64>,
     /// The time limit of a request.
     limit: Duration,
     /// What the server did not answer, once it is declared dead; the reader stops it.
@@ -141,6 +143,7 @@ impl Rpc {
             gone: RefCell::new(None),
             rate_limits: RefCell::new(None),
             logins: logins::Logins::default(),
+            skills_changed: tokio::sync::watch::Sender::new(0),
             limit,
             wedged: RefCell::new(None),
             wedge: tokio::sync::Notify::new(),
@@ -198,6 +201,11 @@ impl Rpc {
     /// The account's rate limits as last reported.
     pub(crate) fn rate_limits(&self) -> Option<Value> {
         self.rate_limits.borrow().clone()
+    }
+
+    /// Changes each time the server says a skill file changed.
+    pub(crate) fn skills_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.skills_changed.subscribe()
     }
 
     /// Sends a request and waits for its result, within the request limit.

@@ -150,6 +150,8 @@ impl Rpc {
                     *self.rate_limits.borrow_mut() = Some(params);
                 } else if method == methods::LOGIN_COMPLETED {
                     self.logins.ended(params);
+                } else if method == methods::SKILLS_CHANGED {
+                    self.skills_changed.send_modify(|n| *n = n.wrapping_add(1));
                 } else {
                     tracing::trace!(%method, "a notification for no session");
                 }

@@ -38,7 +38,7 @@ mod finish;
 mod thread;
 mod turn;
 
-use finish::{inject_instructions, start_request};
+use finish::{Start, inject_instructions, start_request};
 use turn::{Ended, TurnRun};
 
 /// How long an interrupted turn may take to say it ended before acplb stops waiting.
@@ -80,6 +80,8 @@ pub(crate) struct AppSession {
     /// Whether the thread's last turn ran in Codex's plan mode (the next one in another mode
     /// sets the default collaboration mode back).
     planning: bool,
+    /// The skill the next turn's prompt invoked (`/$name`), set by the adapter.
+    picked: crate::skills::Picked,
 }
 
 /// How the turn found its thread.
@@ -102,7 +104,7 @@ impl Drop for AppSession {
 }
 
 impl AppSession {
-    pub(crate) fn new(server: AppServer, mut setup: SessionSetup) -> Self {
+    pub(crate) fn new(server: AppServer, mut setup: SessionSetup, picked: crate::skills::Picked) -> Self {
         let Continuation {
             thread: known_thread,
             fork_from,
@@ -126,6 +128,7 @@ impl AppSession {
             usage: None,
             early: None,
             planning: false,
+            picked,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -148,6 +151,7 @@ impl ProviderSession for AppSession {
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
         self.turns += 1;
+        let skill = self.picked.borrow_mut().take();
         let slash = commands::parse(&turn.prompt.text);
         if let Some(answered) = self.answer_here(slash.as_ref(), &turn, sink, &cancel).await {
             return answered;
@@ -194,7 +198,7 @@ impl ProviderSession for AppSession {
         thread.inbox.drain();
         conn.rpc.set_active(&thread_id, true);
         inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
-        let start = start_request(
+        let mut start = start_request(
             slash,
             &thread_id,
             &turn,
@@ -203,6 +207,9 @@ impl ProviderSession for AppSession {
             &self.setup.additional_directories,
             collaboration,
         );
+        if let (Start::Turn(start), Some(skill)) = (&mut start, skill) {
+            turn_input::add_skill(&mut start.input, &skill.name, &skill.path);
+        }
         let start_totals = self.totals;
         let mut run = TurnRun {
             rpc: &conn.rpc,

@@ -7,8 +7,9 @@ use std::rc::Rc;
 
 use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
-    ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionValue, SessionModeId, SessionUpdate,
-    SetSessionConfigOptionResponse, SetSessionModeResponse,
+    AvailableCommand, AvailableCommandsUpdate, ConfigOptionUpdate, CurrentModeUpdate,
+    SessionConfigOptionValue, SessionModeId, SessionUpdate, SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
 };
 
 use super::{Attached, SessionActor};
@@ -16,10 +17,9 @@ use crate::error::Reason;
 use crate::error::wire::{self, reply};
 use crate::session::options::OptionCatalog;
 
-/// The next models and efforts the provider learned; never, once it can learn no more.
-pub(super) async fn next_catalog(
-    updates: &mut Option<tokio::sync::watch::Receiver<OptionCatalog>>,
-) -> OptionCatalog {
+/// The next thing the provider learned (models and efforts, slash commands); never, once it
+/// can learn no more.
+pub(super) async fn next_offer<T: Clone>(updates: &mut Option<tokio::sync::watch::Receiver<T>>) -> T {
     if let Some(rx) = updates {
         if rx.changed().await.is_ok() {
             return rx.borrow_and_update().clone();
@@ -45,6 +45,15 @@ impl SessionActor {
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             self.catalog.options(&self.settings, self.mode),
         )));
+    }
+
+    /// The provider's slash commands changed (it listed skills, one was added): the editor
+    /// sees the whole new list at once.
+    pub(super) fn commands_changed(&mut self, offered: Vec<AvailableCommand>) {
+        tracing::debug!(session = %self.id, commands = offered.len(), "the provider's commands changed");
+        self.notify(SessionUpdate::AvailableCommandsUpdate(
+            AvailableCommandsUpdate::new(offered),
+        ));
     }
 
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {

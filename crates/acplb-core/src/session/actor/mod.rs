@@ -169,6 +169,7 @@ impl SessionActor {
     pub(crate) async fn run(mut self, mut rx: UnboundedReceiver<SessionMsg>) {
         let mut turn: Option<TurnFuture> = None;
         let mut catalogs = self.provider.as_mut().and_then(|p| p.catalog_updates());
+        let mut commands = self.provider.as_mut().and_then(|p| p.command_updates());
         loop {
             if turn.is_none() && !self.shutting_down {
                 turn = self.start_next_turn();
@@ -215,7 +216,9 @@ impl SessionActor {
                 // Cancel-safe: as above.
                 () = sleep_until(answer_by) => self.answer_cancelled(),
                 // Cancel-safe: a value not taken stays in the channel, unseen.
-                offered = changes::next_catalog(&mut catalogs) => self.catalog_changed(offered),
+                offered = changes::next_offer(&mut catalogs) => self.catalog_changed(offered),
+                // Cancel-safe: as above.
+                offered = changes::next_offer(&mut commands) => self.commands_changed(offered),
             }
         }
         if let Some(inbox) = self.take_inbox() {
