@@ -36,5 +36,6 @@ mod reattach;
 mod session_setup;
 mod sessions;
 mod sessions_cli;
+mod subagents;
 pub mod upgrade;
 mod worker;

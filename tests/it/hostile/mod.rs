@@ -21,6 +21,7 @@ mod stalled_open;
 pub mod stand_in;
 mod state;
 mod stderr_secrets;
+mod subagents;
 mod unresponsive;
 mod upgrade;
 mod wire;

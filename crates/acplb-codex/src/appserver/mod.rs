@@ -29,6 +29,7 @@ mod served;
 mod server;
 mod session;
 mod signal;
+mod subagents;
 mod text;
 mod tools;
 mod turn_input;

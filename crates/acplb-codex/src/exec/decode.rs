@@ -15,7 +15,7 @@ pub use crate::render::DecoderOptions;
 pub use crate::render::edits::{FileTexts, NoFileTexts, OldText};
 pub use crate::render::usage::{Totals, turn_delta};
 
-use super::refusals;
+use super::{collab, refusals};
 use crate::items::{Event, Item, ItemKind, TodoList};
 use crate::render::Warnings;
 use crate::render::edits;
@@ -77,6 +77,8 @@ pub struct Decoder {
     refusals: usize,
     /// The plan shown last, so an identical repeat is not sent again.
     last_plan: Option<TodoList>,
+    /// The notice that exec does not show subagents' work was given.
+    collab_noticed: bool,
 }
 
 impl Decoder {
@@ -92,6 +94,7 @@ impl Decoder {
             last_sent: LastSent::Nothing,
             refusals: 0,
             last_plan: None,
+            collab_noticed: false,
         }
     }
 
@@ -227,6 +230,7 @@ impl Decoder {
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
             ItemKind::FileChange(f) => (edits::edit_call(id, f, &self.opts), edits::befores(f, files)),
             ItemKind::TodoList(list) => return self.plan(out, list),
+            ItemKind::CollabToolCall(c) => (self.collab_call(id, c, out), Vec::new()),
             ItemKind::Unknown { item_type } => return self.count_unknown("item", item_type),
             // Messages, reasoning and error items are shown once, when completed.
             ItemKind::AgentMessage(_) | ItemKind::Reasoning(_) | ItemKind::Error(_) => return,
@@ -274,6 +278,15 @@ impl Decoder {
                 let fields = tools::web_finish(&w);
                 finish_call(open_id, fields, || tools::web_call(message_id.into(), &w), out);
             }
+            ItemKind::CollabToolCall(c) => {
+                if let Some(id) = open_id {
+                    emit::tool_finished(out, id, collab::finish(&c));
+                } else {
+                    let mut call = self.collab_call(message_id.into(), &c, out);
+                    call.update(collab::finish(&c));
+                    emit::tool_started(out, call);
+                }
+            }
             ItemKind::FileChange(f) => {
                 let befores = open_befores.unwrap_or_else(|| edits::befores(&f, files));
                 let fields = edits::edit_finish(&f, befores, files, opts);
@@ -285,6 +298,20 @@ impl Decoder {
                 );
             }
         }
+    }
+
+    /// A collaboration call, after the notice that exec does not show subagents' work (once).
+    fn collab_call(
+        &mut self,
+        id: ToolCallId,
+        item: &crate::items::CollabToolCall,
+        out: &mut Vec<SessionUpdate>,
+    ) -> ToolCall {
+        if !self.collab_noticed {
+            self.collab_noticed = true;
+            self.warning(collab::NOTICE, out);
+        }
+        collab::call(id, item)
     }
 
     fn agent_text(&mut self, text: String, message_id: String, out: &mut Vec<SessionUpdate>) {

@@ -59,6 +59,8 @@ pub(crate) const TOOL_USER_INPUT: &str = "item/tool/requestUserInput";
 // Notifications acplb reads.
 /// A turn started (its id).
 pub(crate) const TURN_STARTED: &str = "turn/started";
+/// A thread started (a subagent's, too: `thread.parentThreadId`).
+pub(crate) const THREAD_STARTED: &str = "thread/started";
 /// A turn ended.
 pub(crate) const TURN_COMPLETED: &str = "turn/completed";
 /// The turn's plan.
@@ -101,7 +103,7 @@ pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
 /// Notifications that need no update: thread and account state, facts other updates already
 /// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
 pub(crate) const IGNORED: &[&str] = &[
-    "thread/started",
+    THREAD_STARTED,
     "thread/status/changed",
     "thread/compacted",
     "thread/goal/updated",
