@@ -173,7 +173,11 @@ async fn a_subagents_approval_reaches_the_editor_as_the_sessions_own() {
     assert_eq!(stop, StopReason::EndTurn);
     let seen = live.acplb.permissions.seen();
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].to_string().contains("echo escalated-ok"), "{}", seen[0]);
+    assert_eq!(
+        seen[0]["toolCall"]["title"], "Subagent escalator: echo escalated-ok",
+        "the prompt says which subagent asks: {}",
+        seen[0]
+    );
     let (_, last) = subagent(&live.updates, "Subagent: escalator");
     assert_eq!(last["status"], "completed", "{last}");
     let content = text(&last);

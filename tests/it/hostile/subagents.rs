@@ -108,7 +108,11 @@ async fn odd_collab_items_strangers_and_a_childs_ask_are_handled() {
     // Only the child's request became a permission prompt; the stranger's was refused.
     let seen = acplb.permissions.seen();
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].to_string().contains("touch child-file"), "{}", seen[0]);
+    assert_eq!(
+        seen[0]["toolCall"]["title"], "Subagent helper: touch child-file",
+        "{}",
+        seen[0]
+    );
     let answers = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = answers.lines().collect();
     assert_eq!(lines.len(), 2, "{answers}");

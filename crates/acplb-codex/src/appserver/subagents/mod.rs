@@ -40,8 +40,8 @@ const TITLE_CHARS: usize = 80;
 struct Child {
     thread_id: String,
     call_id: ToolCallId,
-    /// The title shown has the task (not only the generic word).
-    titled: bool,
+    /// The task the title shows, once known.
+    task: Option<String>,
     /// The child's running turn.
     turn_id: Option<String>,
     status: ToolCallStatus,
@@ -109,7 +109,19 @@ impl Subagents {
     pub(crate) fn ask(&mut self, method: &str, params: &Value) -> Option<Ask> {
         let thread = params.get("threadId").and_then(Value::as_str)?;
         let child = self.children.iter_mut().find(|c| c.thread_id == thread)?;
-        let ask = Ask::from_request(method, params, &child.decoder)?;
+        let mut ask = Ask::from_request(method, params, &child.decoder)?;
+        // Whose ask it is, as the prompt shows it: `Subagent lister: echo hi`.
+        let who = child
+            .task
+            .as_deref()
+            .map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent {t}"));
+        let what = ask
+            .tool_call
+            .fields
+            .title
+            .take()
+            .unwrap_or_else(|| "an action".to_owned());
+        ask.tool_call.fields.title = Some(format!("{who}: {what}"));
         if let Some(item) = params.get("itemId").and_then(Value::as_str) {
             child
                 .asked
@@ -182,7 +194,7 @@ impl Subagents {
                 self.children.push(Child {
                     thread_id: thread.to_owned(),
                     call_id,
-                    titled: title.is_some(),
+                    task: title.map(str::to_owned),
                     turn_id: None,
                     status: ToolCallStatus::InProgress,
                     lines: Vec::new(),
@@ -195,8 +207,8 @@ impl Subagents {
             }
         };
         let child = &mut self.children[index];
-        if let Some(title) = title.filter(|_| !child.titled) {
-            child.titled = true;
+        if let Some(title) = title.filter(|_| child.task.is_none()) {
+            child.task = Some(title.to_owned());
             let fields = ToolCallUpdateFields::new().title(format!("Subagent: {title}"));
             emit::tool_progress(out, child.call_id.clone(), fields);
         }

@@ -113,7 +113,7 @@ fn odd_and_unknown_messages_are_harmless() {
     let updates = json_of(&out);
     assert_eq!(updates.last().unwrap()["status"], "failed");
     let v1 = s.children.iter().find(|c| c.thread_id == "v1").unwrap();
-    assert!(v1.titled);
+    assert_eq!(v1.task.as_deref(), Some("Count the files"));
 }
 
 #[test]
