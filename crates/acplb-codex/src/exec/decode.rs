@@ -15,7 +15,7 @@ pub use crate::render::DecoderOptions;
 pub use crate::render::edits::{FileTexts, NoFileTexts, OldText};
 pub use crate::render::usage::{Totals, turn_delta};
 
-use super::{collab, refusals};
+use super::refusals;
 use crate::items::{Event, Item, ItemKind, TodoList};
 use crate::render::Warnings;
 use crate::render::edits;
@@ -278,15 +278,7 @@ impl Decoder {
                 let fields = tools::web_finish(&w);
                 finish_call(open_id, fields, || tools::web_call(message_id.into(), &w), out);
             }
-            ItemKind::CollabToolCall(c) => {
-                if let Some(id) = open_id {
-                    emit::tool_finished(out, id, collab::finish(&c));
-                } else {
-                    let mut call = self.collab_call(message_id.into(), &c, out);
-                    call.update(collab::finish(&c));
-                    emit::tool_started(out, call);
-                }
-            }
+            ItemKind::CollabToolCall(c) => self.collab_finished(open_id, message_id, &c, out),
             ItemKind::FileChange(f) => {
                 let befores = open_befores.unwrap_or_else(|| edits::befores(&f, files));
                 let fields = edits::edit_finish(&f, befores, files, opts);
@@ -298,20 +290,6 @@ impl Decoder {
                 );
             }
         }
-    }
-
-    /// A collaboration call, after the notice that exec does not show subagents' work (once).
-    fn collab_call(
-        &mut self,
-        id: ToolCallId,
-        item: &crate::items::CollabToolCall,
-        out: &mut Vec<SessionUpdate>,
-    ) -> ToolCall {
-        if !self.collab_noticed {
-            self.collab_noticed = true;
-            self.warning(collab::NOTICE, out);
-        }
-        collab::call(id, item)
     }
 
     fn agent_text(&mut self, text: String, message_id: String, out: &mut Vec<SessionUpdate>) {
@@ -398,5 +376,6 @@ fn finish_call(
     }
 }
 
+mod collab;
 #[cfg(test)]
 mod tests;

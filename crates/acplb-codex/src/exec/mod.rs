@@ -33,7 +33,6 @@ use crate::prepare::{Continuation, check_prompt, developer_instructions};
 use crate::transcript::Transcript;
 
 mod args;
-mod collab;
 pub mod decode;
 mod files;
 mod refusals;

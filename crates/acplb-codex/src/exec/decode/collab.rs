@@ -4,15 +4,17 @@
 //! a turn brings a notice that the app-server transport shows the subagents' own work (ADR 0034).
 
 use agent_client_protocol::v1::schema::{
-    ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+    SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::json;
 
+use super::Decoder;
 use crate::items::{CollabToolCall, ItemStatus};
+use crate::render::emit::{self, LastSent};
 use crate::render::one_line;
 
 /// What the user is told once per turn when Codex runs subagents on exec.
-pub(super) const NOTICE: &str = "Codex is running subagents. On the exec transport acplb sees only the calls that \
+const NOTICE: &str = "Codex is running subagents. On the exec transport acplb sees only the calls that \
 start and wait for them, not their work; the app-server transport (the default) shows each subagent's messages \
 and commands.";
 
@@ -20,7 +22,7 @@ and commands.";
 const TITLE_CHARS: usize = 80;
 
 /// A collaboration call seen starting (or finished before it was seen).
-pub(super) fn call(id: ToolCallId, item: &CollabToolCall) -> ToolCall {
+fn call(id: ToolCallId, item: &CollabToolCall) -> ToolCall {
     ToolCall::new(id, title(item))
         .kind(ToolKind::Think)
         .status(ToolCallStatus::InProgress)
@@ -28,12 +30,54 @@ pub(super) fn call(id: ToolCallId, item: &CollabToolCall) -> ToolCall {
 }
 
 /// A finished collaboration call.
-pub(super) fn finish(item: &CollabToolCall) -> ToolCallUpdateFields {
+fn finish(item: &CollabToolCall) -> ToolCallUpdateFields {
     let failed = matches!(item.status, ItemStatus::Failed | ItemStatus::Declined);
     ToolCallUpdateFields::new()
         .status(crate::render::emit::ended(failed))
         .title(title(item))
         .raw_output(json!({ "receiverThreadIds": item.receiver_thread_ids }))
+}
+
+impl Decoder {
+    /// A collaboration call, after the notice that exec does not show subagents' work (once).
+    pub(super) fn collab_call(
+        &mut self,
+        id: ToolCallId,
+        item: &CollabToolCall,
+        out: &mut Vec<SessionUpdate>,
+    ) -> ToolCall {
+        if !self.collab_noticed {
+            self.collab_noticed = true;
+            if self.opts.notices {
+                emit::info_notice(out, NOTICE.to_owned());
+            } else {
+                let text = self.separated(LastSent::Thought, NOTICE.to_owned(), out);
+                emit::thought(
+                    out,
+                    text,
+                    format!("{}subagents_{}", self.opts.id_prefix, self.line_no),
+                );
+            }
+        }
+        call(id, item)
+    }
+
+    /// A collaboration call finished (`open_id` when it was seen starting).
+    pub(super) fn collab_finished(
+        &mut self,
+        open_id: Option<ToolCallId>,
+        message_id: String,
+        item: &CollabToolCall,
+        out: &mut Vec<SessionUpdate>,
+    ) {
+        if let Some(id) = open_id {
+            emit::tool_finished(out, id, finish(item));
+        } else {
+            let mut call = self.collab_call(message_id.into(), item, out);
+            call.update(finish(item));
+            emit::tool_started(out, call);
+        }
+    }
 }
 
 fn title(item: &CollabToolCall) -> String {
@@ -42,6 +86,7 @@ fn title(item: &CollabToolCall) -> String {
     match task {
         Some(task) => format!("Subagent: {}", one_line(task, TITLE_CHARS)),
         None if tool.starts_with("wait") => "Waiting for subagents".to_owned(),
+        None if tool.starts_with("spawn") => "Subagent".to_owned(),
         None if tool.is_empty() => "Subagents".to_owned(),
         None => format!("Subagents: {}", one_line(tool, TITLE_CHARS)),
     }
@@ -68,6 +113,7 @@ mod tests {
         assert_eq!(title(&item("wait", None)), "Waiting for subagents");
         assert_eq!(title(&item("close_agent", Some(" "))), "Subagents: close_agent");
         assert_eq!(title(&item("", None)), "Subagents");
+        assert_eq!(title(&item("spawn_agent", None)), "Subagent");
         assert_eq!(
             title(&item("spawn_agent", Some(&"x".repeat(200))))
                 .chars()
