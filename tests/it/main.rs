@@ -38,5 +38,6 @@ mod sessions;
 mod sessions_cli;
 mod skills;
 mod terminal_output;
+mod subagents;
 pub mod upgrade;
 mod worker;

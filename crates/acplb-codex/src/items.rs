@@ -102,6 +102,8 @@ pub enum ItemKind {
     TodoList(TodoList),
     /// `error`: a non-fatal error surfaced as an item.
     Error(ErrorItem),
+    /// `collab_tool_call`: a call of Codex's multi-agent tools (spawn, wait, …).
+    CollabToolCall(CollabToolCall),
     /// Any other item type.
     Unknown {
         /// The `type` value.
@@ -148,6 +150,19 @@ impl ItemStatus {
             Self::Unknown => "unknown",
         }
     }
+}
+
+/// `collab_tool_call` payload: what exec shows of Codex's subagents (not their own work).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CollabToolCall {
+    /// The tool (`spawn_agent`, `wait`, …).
+    pub tool: String,
+    /// The task sent, when there is one.
+    pub prompt: Option<String>,
+    /// The threads of the agents it addressed.
+    pub receiver_thread_ids: Vec<String>,
+    /// Status.
+    pub status: ItemStatus,
 }
 
 /// `agent_message` and `reasoning` payload.
@@ -299,15 +314,15 @@ mod tests {
                 event_type: "item.plan.delta".into()
             }
         );
-        let Event::ItemCompleted(item) = parse(
-            r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_tool_call","tool":"wait"}}"#,
-        ) else {
+        let Event::ItemCompleted(item) =
+            parse(r#"{"type":"item.completed","item":{"id":"item_1","type":"hologram","tool":"wait"}}"#)
+        else {
             panic!()
         };
         assert_eq!(
             item.kind,
             ItemKind::Unknown {
-                item_type: "collab_tool_call".into()
+                item_type: "hologram".into()
             }
         );
     }

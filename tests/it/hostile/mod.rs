@@ -23,6 +23,7 @@ pub mod stand_in;
 mod state;
 mod stderr_secrets;
 mod terminal_output;
+mod subagents;
 mod unresponsive;
 mod upgrade;
 mod wire;

@@ -30,6 +30,7 @@ mod server;
 mod session;
 mod signal;
 pub(crate) mod skills;
+mod subagents;
 mod text;
 mod tools;
 mod turn_input;

@@ -79,6 +79,8 @@ pub struct Decoder {
     refusals: usize,
     /// The plan shown last, so an identical repeat is not sent again.
     last_plan: Option<TodoList>,
+    /// The notice that exec does not show subagents' work was given.
+    collab_noticed: bool,
 }
 
 impl Decoder {
@@ -94,6 +96,7 @@ impl Decoder {
             last_sent: LastSent::Nothing,
             refusals: 0,
             last_plan: None,
+            collab_noticed: false,
         }
     }
 
@@ -244,6 +247,7 @@ impl Decoder {
             ItemKind::WebSearch(w) => (tools::web_call(id, w), Vec::new()),
             ItemKind::FileChange(f) => (edits::edit_call(id, f, &self.opts), edits::befores(f, files)),
             ItemKind::TodoList(list) => return self.plan(out, list),
+            ItemKind::CollabToolCall(c) => (self.collab_call(id, c, out), Vec::new()),
             ItemKind::Unknown { item_type } => return self.count_unknown("item", item_type),
             // Messages, reasoning and error items are shown once, when completed.
             ItemKind::AgentMessage(_) | ItemKind::Reasoning(_) | ItemKind::Error(_) => return,
@@ -298,6 +302,7 @@ impl Decoder {
                 let fields = tools::web_finish(&w);
                 finish_call(open_id, fields, || tools::web_call(message_id.into(), &w), out);
             }
+            ItemKind::CollabToolCall(c) => self.collab_finished(open_id, message_id, &c, out),
             ItemKind::FileChange(f) => {
                 let befores = open_befores.unwrap_or_else(|| edits::befores(&f, files));
                 let fields = edits::edit_finish(&f, befores, files, opts);
@@ -395,5 +400,6 @@ fn finish_call(
     }
 }
 
+mod collab;
 #[cfg(test)]
 mod tests;

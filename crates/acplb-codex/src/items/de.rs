@@ -15,8 +15,8 @@ use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Vis
 use serde_json::Value;
 
 use super::{
-    CommandExecution, ErrorItem, Event, FileChange, Item, ItemKind, ItemStatus, McpResult, McpToolCall,
-    PathChange, TextItem, TodoEntry, TodoList, WebSearch,
+    CollabToolCall, CommandExecution, ErrorItem, Event, FileChange, Item, ItemKind, ItemStatus, McpResult,
+    McpToolCall, PathChange, TextItem, TodoEntry, TodoList, WebSearch,
 };
 
 impl<'de> Deserialize<'de> for Event {
@@ -118,6 +118,8 @@ enum ItemKey {
     Action,
     Items,
     Message,
+    Prompt,
+    ReceiverThreadIds,
     #[serde(other)]
     Other,
 }
@@ -143,6 +145,8 @@ struct RawItem<'de> {
     action: Option<Value>,
     items: Option<Vec<TodoEntry>>,
     message: Option<String>,
+    prompt: Option<String>,
+    receiver_thread_ids: Option<Value>,
 }
 
 struct ItemVisitor;
@@ -179,6 +183,8 @@ impl<'de> Visitor<'de> for ItemVisitor {
                 ItemKey::Action => raw.action = Some(map.next_value()?),
                 ItemKey::Items => raw.items = map.next_value()?,
                 ItemKey::Message => raw.message = text(&mut map)?,
+                ItemKey::Prompt => raw.prompt = text(&mut map)?,
+                ItemKey::ReceiverThreadIds => raw.receiver_thread_ids = Some(map.next_value()?),
                 ItemKey::Other => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -227,6 +233,20 @@ impl RawItem<'_> {
             }),
             "todo_list" => ItemKind::TodoList(TodoList {
                 items: self.items.unwrap_or_default(),
+            }),
+            "collab_tool_call" => ItemKind::CollabToolCall(CollabToolCall {
+                tool: self.tool.unwrap_or_default(),
+                prompt: self.prompt,
+                // Anything but a list of strings names no one.
+                receiver_thread_ids: self
+                    .receiver_thread_ids
+                    .as_ref()
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|id| id.as_str().map(str::to_owned))
+                    .collect(),
+                status,
             }),
             "error" => ItemKind::Error(ErrorItem {
                 message: self.message.unwrap_or_default(),

@@ -82,3 +82,15 @@ impl Warnings {
         self.last = None;
     }
 }
+
+/// `text` on one line (runs of white space as one space), cut to `chars` characters with an
+/// ellipsis: titles and summary lines.
+pub(crate) fn one_line(text: &str, chars: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= chars {
+        return one_line;
+    }
+    let mut cut: String = one_line.chars().take(chars.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}

@@ -41,11 +41,12 @@ pub(crate) fn select(body: &Value) -> Selection {
     let mut anchor = None;
     let mut turns = 0;
     for (index, item) in input.iter().enumerate() {
-        if !is_user_message(item) {
+        let task = is_agent_task(item);
+        if !is_user_message(item) && !task {
             continue;
         }
         let parts = text_parts(item);
-        if parts.iter().any(|p| is_prompt_part(p)) {
+        if !task && parts.iter().any(|p| is_prompt_part(p)) {
             turns += 1;
         }
         if let Some(name) = parts.iter().filter_map(|p| last_token(p)).next_back() {
@@ -91,6 +92,13 @@ fn is_user_message(item: &Value) -> bool {
         && item.get("role").and_then(Value::as_str) == Some("user")
 }
 
+/// A message one Codex agent sends another (`agent_message`: a subagent's task, a child's
+/// final answer): its text anchors a scenario as a user message does (a subagent's first
+/// request holds only its task), but it is no prompt of the user's.
+fn is_agent_task(item: &Value) -> bool {
+    item.get("type").and_then(Value::as_str) == Some("agent_message")
+}
+
 fn is_tool_output(item: &Value) -> bool {
     item.get("type")
         .and_then(Value::as_str)
@@ -113,10 +121,15 @@ fn text_parts(item: &Value) -> Vec<&str> {
             .filter(|p| {
                 matches!(
                     p.get("type").and_then(Value::as_str),
-                    Some("input_text" | "output_text")
+                    Some("input_text" | "output_text" | "encrypted_content")
                 )
             })
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            // Codex encrypts an agent's task for the model; the mock model reads it in clear.
+            .filter_map(|p| {
+                p.get("text")
+                    .or_else(|| p.get("encrypted_content"))
+                    .and_then(Value::as_str)
+            })
             .collect(),
         _ => Vec::new(),
     }
@@ -197,6 +210,19 @@ mod tests {
         assert_eq!(sel.step, 3);
         assert_eq!(sel.last_output.as_deref(), Some("Wall time: 1s\necho: hi"));
         assert_eq!(sel.turns, 2);
+    }
+
+    #[test]
+    fn an_agent_task_anchors_a_scenario_and_is_no_turn() {
+        let task = json!({"type": "agent_message", "content": [
+            {"type": "input_text", "text": "Message Type: NEW_TASK\nTask name: /root/lister\nPayload:\n"},
+            {"type": "encrypted_content", "encrypted_content": "scenario:child list files"}]});
+        let body = json!({"input": [env_context(), user("scenario:parent go"), task,
+            {"type": "function_call_output", "call_id": "a", "output": "ls output"}]});
+        let sel = select(&body);
+        assert_eq!(sel.scenario.as_deref(), Some("child"));
+        assert_eq!(sel.step, 1);
+        assert_eq!(sel.turns, 1);
     }
 
     #[test]

@@ -293,6 +293,12 @@ mod tests {
             "ask",
             "propose_plan",
             "plan_patch",
+            "subagent",
+            "subagent_child",
+            "subagent_fail",
+            "subagent_slow",
+            "subagent_escalate",
+            "subagent_many",
         ] {
             assert!(
                 script.scenario(name).is_some(),

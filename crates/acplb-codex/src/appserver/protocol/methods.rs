@@ -61,6 +61,8 @@ pub(crate) const TOOL_USER_INPUT: &str = "item/tool/requestUserInput";
 // Notifications acplb reads.
 /// A turn started (its id).
 pub(crate) const TURN_STARTED: &str = "turn/started";
+/// A thread started (a subagent's, too: `thread.parentThreadId`).
+pub(crate) const THREAD_STARTED: &str = "thread/started";
 /// A turn ended.
 pub(crate) const TURN_COMPLETED: &str = "turn/completed";
 /// The turn's plan.
@@ -105,7 +107,7 @@ pub(crate) const SKILLS_CHANGED: &str = "skills/changed";
 /// Notifications that need no update: thread and account state, facts other updates already
 /// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
 pub(crate) const IGNORED: &[&str] = &[
-    "thread/started",
+    THREAD_STARTED,
     "thread/status/changed",
     "thread/compacted",
     "thread/goal/updated",

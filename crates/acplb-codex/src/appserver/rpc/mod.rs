@@ -23,6 +23,7 @@ pub(crate) use logins::LoginEnd;
 pub(crate) use route::Inbox;
 use route::Route;
 
+mod children;
 mod logins;
 mod route;
 
@@ -101,6 +102,8 @@ pub(crate) struct Rpc {
     next_id: Cell<i64>,
     pending: RefCell<HashMap<i64, Pending>>,
     threads: RefCell<HashMap<String, Route>>,
+    /// Subagent threads, routed as the session thread they belong to.
+    children: RefCell<children::Children>,
     /// Messages routed to a running turn and not yet taken from its [`Inbox`].
     backlog: Cell<usize>,
     /// Wakes the reader when the backlog falls below its limit.
@@ -138,6 +141,7 @@ impl Rpc {
             next_id: Cell::new(1),
             pending: RefCell::new(HashMap::new()),
             threads: RefCell::new(HashMap::new()),
+            children: RefCell::default(),
             backlog: Cell::new(0),
             room: tokio::sync::Notify::new(),
             gone: RefCell::new(None),

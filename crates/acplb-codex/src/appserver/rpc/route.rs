@@ -116,6 +116,7 @@ impl Rpc {
     /// Stops routing `thread_id`.
     pub(crate) fn unsubscribe(&self, thread_id: &str) {
         self.threads.borrow_mut().remove(thread_id);
+        self.children.borrow_mut().forget(thread_id);
     }
 
     pub(super) fn route(&self, incoming: Incoming) {
@@ -123,8 +124,17 @@ impl Rpc {
             Incoming::Notification { params, .. } | Incoming::Request { params, .. } => params,
             Incoming::Gone(_) => return,
         };
-        let thread = thread_of(params);
+        if let Incoming::Notification { method, .. } = &incoming {
+            let threads = self.threads.borrow();
+            self.children
+                .borrow_mut()
+                .learn(method, params, |t| threads.contains_key(t));
+        }
+        // A subagent's messages go to the session of the thread that spawned it.
+        let children = self.children.borrow();
+        let thread = thread_of(params).map(|t| children.owner(t));
         let route = thread.and_then(|t| self.threads.borrow().get(t).map(|r| (r.tx.clone(), r.active)));
+        drop(children);
         match (route, incoming) {
             (Some((tx, true)), incoming) => match tx.send(incoming) {
                 Ok(()) => self.backlog.set(self.backlog.get() + 1),

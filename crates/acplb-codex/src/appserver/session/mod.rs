@@ -27,6 +27,7 @@ use super::decode::{AppDecoder, AppSignal, DecoderOptions, TurnEnd};
 use super::early::{self, Early};
 use super::rpc::{Gone, Inbox, Incoming, Rpc, RpcFailure};
 use super::server::{AppServer, Conn};
+use super::subagents::Subagents;
 use super::turn_input;
 use crate::images::ImageFiles;
 use crate::outcome::cancelled;
@@ -189,6 +190,10 @@ impl ProviderSession for AppSession {
         };
         let images = ImageFiles::write(&turn.prompt.images).await?;
         let decoder = AppDecoder::new(self.decoder_options());
+        let subagents = Subagents::new(
+            self.thread.as_ref().map_or("", |t| t.id.as_str()),
+            self.decoder_options(),
+        );
         let collaboration = self.collaboration(slash.as_ref(), &turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
@@ -223,6 +228,7 @@ impl ProviderSession for AppSession {
             waiting: Vec::new(),
             transcript,
             usage: None,
+            subagents,
         };
         let inbox = &mut thread.inbox;
         let started = tokio::select! {

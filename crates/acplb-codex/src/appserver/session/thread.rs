@@ -8,8 +8,9 @@ use acplb_core::permission::Mode;
 use acplb_core::provider::{SessionSettings, SessionSink, TurnRequest};
 use serde_json::{Value, json};
 
-use super::turn::{call, notify};
+use super::turn::call;
 use super::{AppSession, Found, Thread};
+use super::{ContentBlock, ContentChunk, SessionUpdate};
 use crate::appserver::config;
 use crate::appserver::protocol::Request as _;
 use crate::appserver::protocol::requests::{ThreadFork, ThreadResume, ThreadStart};
@@ -243,4 +244,17 @@ impl AppSession {
             .await
             .map_err(|f| self.failed(&f))
     }
+}
+
+/// A notice to the user: a `notice` update where the client shows them, else a message.
+pub(super) fn notify(sink: &dyn SessionSink, notices: bool, text: &str) {
+    let update = if notices {
+        SessionUpdate::Notice(agent_client_protocol::v1::schema::Notice::new(
+            agent_client_protocol::v1::schema::NoticeSeverity::Warning,
+            text,
+        ))
+    } else {
+        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))
+    };
+    sink.update(update);
 }

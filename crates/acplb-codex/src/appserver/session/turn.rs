@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use super::{
-    AppDecoder, AppSignal, Ask, CancellationToken, ContentBlock, ContentChunk, FuturesUnordered, Gone,
-    INTERRUPT_WAIT, Inbox, Incoming, PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate,
-    StreamExt, ToolCallStatus, Totals, Transcript, TurnEnd, Value, answer_user_input, json, turn_input,
+    AppDecoder, AppSignal, Ask, CancellationToken, FuturesUnordered, Gone, INTERRUPT_WAIT, Inbox, Incoming,
+    PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt, ToolCallStatus, Totals,
+    Transcript, TurnEnd, Value, answer_user_input, json, turn_input,
 };
 use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
 use crate::appserver::protocol::{Request, methods};
+use crate::appserver::subagents::{self, Subagents};
 use crate::appserver::{mcp_form, user_input};
 use acplb_core::provider::{ElicitAnswer, ElicitAsk};
 
@@ -40,6 +41,8 @@ pub(super) struct TurnRun<'a> {
     pub(super) transcript: Transcript,
     /// The last `thread/tokenUsage/updated` params.
     pub(super) usage: Option<Value>,
+    /// The subagents the turn spawned, shown as tool calls.
+    pub(super) subagents: Subagents,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -142,7 +145,12 @@ impl TurnRun<'_> {
                             }
                         }
                         Incoming::Request { id, method, params } => {
-                            if let Some(ask) = Ask::from_request(&method, &params, &self.decoder) {
+                            let ask = if self.subagents.is_child(&params) {
+                                self.subagents.ask(&method, &params)
+                            } else {
+                                Ask::from_request(&method, &params, &self.decoder)
+                            };
+                            if let Some(ask) = ask {
                                 let question = acplb_core::provider::PermissionAsk {
                                     tool_call: ask.tool_call.clone(),
                                     options: ask.options.clone(),
@@ -182,6 +190,9 @@ impl TurnRun<'_> {
 
     /// Returns how the turn ended once it has.
     pub(super) fn on_notification(&mut self, method: &str, params: &Value) -> Option<TurnEnd> {
+        if self.subagents.take(method, params, &mut self.out) {
+            return None;
+        }
         // A message of another turn of this thread (an earlier, interrupted one) is not ours.
         if let (Some(ours), Some(theirs)) = (
             self.turn_id.as_deref(),
@@ -202,6 +213,8 @@ impl TurnRun<'_> {
                 if self.turn_id.as_deref().is_some_and(|t| t != turn_id) {
                     return None;
                 }
+                self.subagents
+                    .turn_ended(matches!(end, TurnEnd::Interrupted), &mut self.out);
                 Some(end)
             }
             AppSignal::Totals(totals) => {
@@ -291,6 +304,7 @@ impl TurnRun<'_> {
                 }
             }
         }
+        subagents::stop(self.rpc, self.marker, self.subagents.threads()).await;
         // Codex leaves a running command running after an interrupt; it must not outlive the
         // cancel. Its processes carry the server's marker and the thread's id; the server and
         // other sessions' commands do not match both.
@@ -338,6 +352,8 @@ impl TurnRun<'_> {
     pub(super) fn close_open(&mut self, why: &str, sink: &dyn SessionSink) {
         self.decoder
             .close_open_tool_calls_because(ToolCallStatus::Failed, Some(why), &mut self.out);
+        self.subagents
+            .close_open(ToolCallStatus::Failed, why, &mut self.out);
         self.flush(sink);
     }
 
@@ -378,17 +394,4 @@ pub(super) async fn call<R: Request>(
         Err(RpcFailure::Gone(gone)) => json!({ "method": method, "gone": { "status": gone.status } }),
     });
     result
-}
-
-/// A notice to the user: a `notice` update where the client shows them, else a message.
-pub(super) fn notify(sink: &dyn SessionSink, notices: bool, text: &str) {
-    let update = if notices {
-        SessionUpdate::Notice(agent_client_protocol::v1::schema::Notice::new(
-            agent_client_protocol::v1::schema::NoticeSeverity::Warning,
-            text,
-        ))
-    } else {
-        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))
-    };
-    sink.update(update);
 }

@@ -286,8 +286,8 @@ fn unknown_types_are_counted() {
         &[
             r#"{"type":"item.plan.delta","item_id":"item_1","delta":"x"}"#,
             r#"{"type":"item.plan.delta","item_id":"item_1","delta":"y"}"#,
-            r#"{"type":"item.started","item":{"id":"item_2","type":"collab_tool_call","tool":"wait"}}"#,
-            r#"{"type":"item.completed","item":{"id":"item_2","type":"collab_tool_call","tool":"wait"}}"#,
+            r#"{"type":"item.started","item":{"id":"item_2","type":"hologram","tool":"wait"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"hologram","tool":"wait"}}"#,
             r#"{"type":"request_user_input","id":"t","call_id":"c","questions":[]}"#,
         ],
     );
@@ -298,9 +298,46 @@ fn unknown_types_are_counted() {
         [
             ("event:item.plan.delta", 2),
             ("event:request_user_input", 1),
-            ("item:collab_tool_call", 2)
+            ("item:hologram", 2)
         ]
     );
+}
+
+#[test]
+fn collab_calls_are_tool_calls_with_one_notice_that_exec_does_not_show_subagents() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            r#"{"type":"item.started","item":{"id":"item_1","type":"collab_tool_call","tool":"spawn_agent","prompt":"Count files","receiver_thread_ids":"odd","status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"collab_tool_call","tool":"spawn_agent","prompt":"Count files","receiver_thread_ids":["th-2",3],"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"collab_tool_call","tool":"wait","status":"failed"}}"#,
+        ],
+    );
+    let json: Vec<serde_json::Value> = updates.iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+    let notices = json
+        .iter()
+        .filter(|u| u.to_string().contains("On the exec transport acplb sees only"))
+        .count();
+    assert_eq!(notices, 1, "{json:?}");
+    let calls: Vec<&serde_json::Value> = json
+        .iter()
+        .filter(|u| u["sessionUpdate"] == "tool_call")
+        .collect();
+    assert_eq!(calls[0]["title"], "Subagent: Count files");
+    assert_eq!(calls[0]["kind"], "think");
+    assert_eq!(calls[1]["title"], "Waiting for subagents");
+    assert_eq!(calls[1]["status"], "failed");
+    let finished = json
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update")
+        .unwrap();
+    assert_eq!(finished["status"], "completed");
+    assert_eq!(
+        finished["rawOutput"]["receiverThreadIds"],
+        serde_json::json!(["th-2"])
+    );
+    assert!(d.unknown_counts().is_empty());
 }
 
 #[test]

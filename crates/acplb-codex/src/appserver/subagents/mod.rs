@@ -1,0 +1,375 @@
+//! A session's subagents as ACP tool calls (ADR 0034). Codex runs each spawned agent on a
+//! thread of its own; the router sends that thread's messages to the session of the thread
+//! that spawned it (`rpc/children.rs`), and here each child becomes one tool call titled by its
+//! task, whose content lists what the child said and did (one line each, `lines.rs`), and whose
+//! status follows the child's turns: in progress while one runs, completed or failed with the
+//! child's last message as its result. The child's approval requests are put to the editor as
+//! the session's own, read with a decoder of the child's own items. Pure: `stop.rs` does the
+//! I/O of a cancel.
+
+use std::fmt::Write as _;
+
+use agent_client_protocol::v1::schema::{
+    SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+};
+use serde_json::{Value, json};
+
+use super::approval::Ask;
+use super::decode::{AppDecoder, DecoderOptions};
+use super::protocol::methods;
+use crate::render::emit;
+use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
+
+mod lines;
+pub(crate) mod spawned;
+mod stop;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use stop::stop;
+
+/// How many subagents one turn shows; later ones are not shown (their asks are refused).
+const SHOWN_LIMIT: usize = 64;
+/// How many lines a subagent's tool call keeps (the latest; a first line counts the others).
+const LINES_KEPT: usize = 40;
+/// The longest title, in characters.
+const TITLE_CHARS: usize = 80;
+
+/// One subagent as the editor sees it.
+#[derive(Debug)]
+struct Child {
+    thread_id: String,
+    call_id: ToolCallId,
+    /// The task the title shows, once known.
+    task: Option<String>,
+    /// The child's running turn.
+    turn_id: Option<String>,
+    status: ToolCallStatus,
+    lines: Vec<String>,
+    /// Lines dropped from the front to keep [`LINES_KEPT`].
+    dropped: usize,
+    /// The child's last message: its result.
+    result: Option<String>,
+    /// The child's items, for its approval requests.
+    decoder: AppDecoder,
+    /// Items the editor was asked about: their tool calls end when the items do.
+    asked: Vec<(String, ToolCallId)>,
+}
+
+/// The subagents of one turn of one session.
+#[derive(Debug)]
+pub(crate) struct Subagents {
+    parent: String,
+    options: DecoderOptions,
+    children: Vec<Child>,
+}
+
+impl Subagents {
+    /// No subagents yet, for a turn on thread `parent` whose ids start as `options` say.
+    pub(crate) fn new(parent: &str, options: DecoderOptions) -> Self {
+        Self {
+            parent: parent.to_owned(),
+            options,
+            children: Vec::new(),
+        }
+    }
+
+    /// Takes a notification about the session's subagents (a child's own, or an item of the
+    /// parent's naming children) and appends what the editor should see; `false` for anything
+    /// else, which the session's decoder reads.
+    pub(crate) fn take(&mut self, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) -> bool {
+        if let Some(spawned) = spawned::spawned(method, params) {
+            let title = title(params);
+            for child in spawned.children {
+                self.child(child, title.as_deref(), out);
+            }
+        }
+        let thread = params
+            .get("threadId")
+            .or_else(|| params.pointer("/thread/id"))
+            .and_then(Value::as_str);
+        match thread {
+            Some(thread) if thread != self.parent => {
+                self.childs_message(thread, method, params, out);
+                true
+            }
+            _ => {
+                let kind = params.pointer("/item/type").and_then(Value::as_str);
+                let ours = matches!(kind, Some(SUBAGENT_ACTIVITY | COLLAB_CALL));
+                if ours && method == methods::ITEM_COMPLETED {
+                    self.states(params, out);
+                }
+                ours
+            }
+        }
+    }
+
+    /// The ask a child's request becomes, read with the child's items; `None` for the
+    /// parent's requests and what a child asks that is no approval.
+    pub(crate) fn ask(&mut self, method: &str, params: &Value) -> Option<Ask> {
+        let thread = params.get("threadId").and_then(Value::as_str)?;
+        let child = self.children.iter_mut().find(|c| c.thread_id == thread)?;
+        let mut ask = Ask::from_request(method, params, &child.decoder)?;
+        // Whose ask it is, as the prompt shows it: `Subagent lister: echo hi`.
+        let who = child
+            .task
+            .as_deref()
+            .map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent {t}"));
+        let what = ask
+            .tool_call
+            .fields
+            .title
+            .take()
+            .unwrap_or_else(|| "an action".to_owned());
+        ask.tool_call.fields.title = Some(format!("{who}: {what}"));
+        if let Some(item) = params.get("itemId").and_then(Value::as_str) {
+            child
+                .asked
+                .push((item.to_owned(), ask.tool_call.tool_call_id.clone()));
+        }
+        Some(ask)
+    }
+
+    /// Whether `params` are about another thread than the session's (a child's request).
+    pub(crate) fn is_child(&self, params: &Value) -> bool {
+        params
+            .get("threadId")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != self.parent)
+    }
+
+    /// The children's threads, and the turn each runs now.
+    pub(crate) fn threads(&self) -> Vec<(String, Option<String>)> {
+        self.children
+            .iter()
+            .map(|c| (c.thread_id.clone(), c.turn_id.clone()))
+            .collect()
+    }
+
+    /// The parent's turn ended (`interrupted` or not): children still working are shown as
+    /// such and their calls end.
+    pub(crate) fn turn_ended(&mut self, interrupted: bool, out: &mut Vec<SessionUpdate>) {
+        if interrupted {
+            self.close_open(ToolCallStatus::Failed, "Cancelled before it finished.", out);
+        } else {
+            self.close_open(
+                ToolCallStatus::Completed,
+                "Still working when the turn ended; what it does next is not shown.",
+                out,
+            );
+        }
+    }
+
+    /// Ends every child's call still open with `status`, adding `why` to its lines.
+    pub(crate) fn close_open(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+        for child in &mut self.children {
+            if is_open(child.status) {
+                child.status = status;
+                child.push(why.to_owned());
+                child.show(out);
+            }
+        }
+    }
+
+    /// The child on `thread`, shown now if it is new (and there is room).
+    fn child(
+        &mut self,
+        thread: &str,
+        title: Option<&str>,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Option<&mut Child> {
+        let index = match self.children.iter().position(|c| c.thread_id == thread) {
+            Some(index) => index,
+            None if self.children.len() >= SHOWN_LIMIT => return None,
+            None => {
+                let call_id = ToolCallId::new(format!("{}agent-{thread}", self.options.id_prefix));
+                let mut options = self.options.clone();
+                options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
+                let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
+                let call = ToolCall::new(call_id.clone(), shown)
+                    .kind(ToolKind::Think)
+                    .status(ToolCallStatus::InProgress)
+                    .raw_input(json!({ "threadId": thread }));
+                emit::tool_started(out, call);
+                self.children.push(Child {
+                    thread_id: thread.to_owned(),
+                    call_id,
+                    task: title.map(str::to_owned),
+                    turn_id: None,
+                    status: ToolCallStatus::InProgress,
+                    lines: Vec::new(),
+                    dropped: 0,
+                    result: None,
+                    decoder: AppDecoder::new(options),
+                    asked: Vec::new(),
+                });
+                return self.children.last_mut();
+            }
+        };
+        let child = &mut self.children[index];
+        if let Some(title) = title.filter(|_| child.task.is_none()) {
+            child.task = Some(title.to_owned());
+            let fields = ToolCallUpdateFields::new().title(format!("Subagent: {title}"));
+            emit::tool_progress(out, child.call_id.clone(), fields);
+        }
+        Some(child)
+    }
+
+    /// A notification of a child's own thread.
+    fn childs_message(&mut self, thread: &str, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) {
+        let Some(child) = self.child(thread, None, out) else {
+            tracing::debug!(method, "a message of a subagent not shown; dropped");
+            return;
+        };
+        let mut ignored = Vec::new();
+        let _signal = child.decoder.notification(method, params, &mut ignored);
+        match method {
+            methods::TURN_STARTED => {
+                child.turn_id = params
+                    .pointer("/turn/id")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if child.status != ToolCallStatus::InProgress {
+                    child.status = ToolCallStatus::InProgress;
+                    child.show(out);
+                }
+            }
+            methods::TURN_COMPLETED => {
+                child.turn_id = None;
+                let turn = params.get("turn").unwrap_or(&Value::Null);
+                child.status = match turn.get("status").and_then(Value::as_str) {
+                    Some("failed") => {
+                        let why = turn.pointer("/error/message").and_then(Value::as_str);
+                        child.push(format!("Failed: {}", why.unwrap_or("the subagent's turn failed")));
+                        ToolCallStatus::Failed
+                    }
+                    Some("interrupted") => {
+                        child.push("Interrupted.".to_owned());
+                        ToolCallStatus::Failed
+                    }
+                    _ => ToolCallStatus::Completed,
+                };
+                child.show(out);
+            }
+            methods::ITEM_COMPLETED => {
+                let item = params.get("item").unwrap_or(&Value::Null);
+                child.asked_ended(item, out);
+                if item.get("type").and_then(Value::as_str) == Some("agentMessage") {
+                    child.result = item.get("text").and_then(Value::as_str).map(str::to_owned);
+                }
+                if let Some(line) = lines::line(item) {
+                    child.push(line);
+                    child.show(out);
+                }
+            }
+            methods::ERROR if params.get("willRetry").and_then(Value::as_bool) != Some(true) => {
+                if let Some(message) = params.pointer("/error/message").and_then(Value::as_str) {
+                    child.push(format!("Error: {}", lines::shorten(message, 240)));
+                    child.show(out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A parent's finished item about its children: their last known states (`agentsStates`
+    /// of a collaboration call; a v2 activity's `interrupted`).
+    fn states(&mut self, params: &Value, out: &mut Vec<SessionUpdate>) {
+        let item = params.get("item").unwrap_or(&Value::Null);
+        if item.get("kind").and_then(Value::as_str) == Some("interrupted")
+            && let Some(thread) = item.get("agentThreadId").and_then(Value::as_str)
+            && let Some(child) = self.children.iter_mut().find(|c| c.thread_id == thread)
+            && is_open(child.status)
+        {
+            child.status = ToolCallStatus::Failed;
+            child.push("Interrupted.".to_owned());
+            child.show(out);
+        }
+        let Some(states) = item.get("agentsStates").and_then(Value::as_object) else {
+            return;
+        };
+        for (thread, state) in states {
+            let Some(child) = self.children.iter_mut().find(|c| &c.thread_id == thread) else {
+                continue;
+            };
+            let message = state.get("message").and_then(Value::as_str);
+            let ended = match state.get("status").and_then(Value::as_str) {
+                Some("completed") => ToolCallStatus::Completed,
+                Some("errored" | "notFound") => ToolCallStatus::Failed,
+                _ => continue,
+            };
+            if is_open(child.status) {
+                child.status = ended;
+                if let Some(message) = message {
+                    child.result = Some(message.to_owned());
+                    child.push(lines::shorten(message, 240));
+                }
+                child.show(out);
+            }
+        }
+    }
+}
+
+impl Child {
+    fn push(&mut self, line: String) {
+        self.lines.push(line);
+        if self.lines.len() > LINES_KEPT {
+            self.lines.remove(0);
+            self.dropped += 1;
+        }
+    }
+
+    /// The child's call as it is now: status, lines and, once it ended, its result.
+    fn show(&self, out: &mut Vec<SessionUpdate>) {
+        let mut text = String::new();
+        if self.dropped > 0 {
+            let _infallible = writeln!(text, "… {} earlier lines", self.dropped);
+        }
+        for line in &self.lines {
+            let _infallible = writeln!(text, "- {line}");
+        }
+        let mut fields = ToolCallUpdateFields::new().status(self.status);
+        if !text.is_empty() {
+            fields = fields.content(vec![text.trim_end().to_owned().into()]);
+        }
+        if !is_open(self.status) {
+            fields = fields.raw_output(json!({ "threadId": self.thread_id, "result": self.result }));
+        }
+        emit::tool_progress(out, self.call_id.clone(), fields);
+    }
+
+    /// An item the editor was asked about ended: its tool call does too.
+    fn asked_ended(&mut self, item: &Value, out: &mut Vec<SessionUpdate>) {
+        let Some(id) = item.get("id").and_then(Value::as_str) else {
+            return;
+        };
+        if let Some(index) = self.asked.iter().position(|(item, _)| item == id) {
+            let (_, call_id) = self.asked.remove(index);
+            let failed = matches!(
+                item.get("status").and_then(Value::as_str),
+                Some("failed" | "declined")
+            );
+            let fields = ToolCallUpdateFields::new().status(emit::ended(failed));
+            emit::tool_finished(out, call_id, fields);
+        }
+    }
+}
+
+fn is_open(status: ToolCallStatus) -> bool {
+    matches!(status, ToolCallStatus::InProgress | ToolCallStatus::Pending)
+}
+
+/// A child's task as its parent's item gives it: the prompt of a spawn call, else the last
+/// part of the agent's path (`/root/lister` → `lister`), shortened.
+fn title(params: &Value) -> Option<String> {
+    let item = params.get("item")?;
+    let task = item
+        .get("prompt")
+        .and_then(Value::as_str)
+        .filter(|p| !p.trim().is_empty())
+        .or_else(|| {
+            let path = item.get("agentPath").and_then(Value::as_str)?;
+            path.rsplit('/').find(|part| !part.is_empty())
+        })?;
+    Some(lines::shorten(task, TITLE_CHARS))
+}
