@@ -37,7 +37,7 @@ mod session_setup;
 mod sessions;
 mod sessions_cli;
 mod skills;
-mod terminal_output;
 mod subagents;
+mod terminal_output;
 pub mod upgrade;
 mod worker;
