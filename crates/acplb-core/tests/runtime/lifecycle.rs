@@ -198,6 +198,36 @@ async fn a_command_list_the_provider_learns_later_reaches_the_open_session() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_command_list_learned_after_a_cancel_waits_for_the_editors_next_request() {
+    // ACP (and acp-tck's CANCEL-002): no `session/update` follows a cancelled prompt's answer.
+    let timeline = Timeline::default();
+    let provider = Scripted::with_commands(&timeline, &[("review", "Review the changes")]);
+    let gate = Gate::new();
+    provider.script("one", vec![say("one begins"), Step::Wait(gate.clone())]);
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        timeline.wait_for("client commands: review").await;
+        let turn = editor.prompt(&session, "one");
+        timeline.wait_for("provider start one").await;
+        editor.barrier(&session).await;
+        editor.cancel(&session);
+        let answer = within("the cancelled answer", turn).await.unwrap().unwrap();
+        assert_eq!(stop_name(answer.stop_reason), "cancelled");
+        provider.offer_commands(&[("review", "Review the changes"), ("$demo", "Skill: a demo")]);
+        // Paused time: the session has long been idle when this returns.
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        assert!(
+            !timeline.has("client commands: review, $demo"),
+            "an update followed the cancelled answer"
+        );
+        let after = within("the next prompt", editor.prompt(&session, "two")).await;
+        assert_eq!(stop_name(after.unwrap().unwrap().stop_reason), "end_turn");
+        timeline.wait_for("client commands: review, $demo").await;
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn no_command_list_when_the_provider_has_none() {
     let timeline = Timeline::default();
     let provider = Scripted::new(&timeline);

@@ -89,6 +89,10 @@ pub(crate) struct SessionActor {
     queue: VecDeque<(PromptRequest, Responder<PromptResponse>)>,
     running: Option<Running>,
     shutting_down: bool,
+    /// A prompt was cancelled and the editor has not spoken since: what the provider learns
+    /// (models, slash commands) waits, so no `session/update` follows the cancelled answer
+    /// (ACP: the cancelled turn's updates all come before it). The next request lets it out.
+    hushed: bool,
     /// The longest a turn may run (`None`: no limit).
     turn_timeout: Option<Duration>,
     /// Where the session is recorded (`None`: it is not kept).
@@ -147,6 +151,7 @@ impl SessionActor {
             queue: VecDeque::new(),
             running: None,
             shutting_down: false,
+            hushed: false,
             turn_timeout: parts.turn_timeout,
             journal: parts.journal,
             registry: parts.registry,
@@ -216,9 +221,9 @@ impl SessionActor {
                 // Cancel-safe: as above.
                 () = sleep_until(answer_by) => self.answer_cancelled(),
                 // Cancel-safe: a value not taken stays in the channel, unseen.
-                offered = changes::next_offer(&mut catalogs) => self.catalog_changed(offered),
+                offered = changes::next_offer(&mut catalogs), if !self.hushed => self.catalog_changed(offered),
                 // Cancel-safe: as above.
-                offered = changes::next_offer(&mut commands) => self.commands_changed(offered),
+                offered = changes::next_offer(&mut commands), if !self.hushed => self.commands_changed(offered),
             }
         }
         if let Some(inbox) = self.take_inbox() {
@@ -243,6 +248,12 @@ impl SessionActor {
     }
 
     fn on_msg(&mut self, msg: SessionMsg) {
+        if matches!(
+            msg,
+            SessionMsg::Prompt { .. } | SessionMsg::SetMode { .. } | SessionMsg::SetConfig { .. }
+        ) {
+            self.hushed = false;
+        }
         match msg {
             SessionMsg::Prompt { req, responder } => {
                 if self.shutting_down {
@@ -285,6 +296,9 @@ impl SessionActor {
     }
 
     fn cancel_all(&mut self) {
+        if self.running.is_some() || !self.queue.is_empty() {
+            self.hushed = true;
+        }
         if let Some(running) = &self.running {
             running.cancel.cancel();
         }
