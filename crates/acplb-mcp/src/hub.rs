@@ -53,6 +53,11 @@ impl Hub {
     }
 
     /// How many turns run now.
+    /// Whether `session` is in a call now.
+    pub(crate) fn in_call(&self, session: &str) -> bool {
+        self.lock().contains_key(session)
+    }
+
     pub(crate) fn running(&self) -> usize {
         self.lock().len()
     }

@@ -10,6 +10,7 @@ mod args;
 mod config;
 mod form;
 mod hub;
+mod open;
 mod resume;
 mod server;
 mod threads;
@@ -160,7 +161,7 @@ where
                 cx,
                 hub,
                 answers,
-                open: Arc::new(Mutex::new(std::collections::HashMap::new())),
+                open: Arc::new(Mutex::new(open::OpenThreads::default())),
                 shared,
                 mail,
                 resume: Arc::new(resume::Pending::new(resumed)),

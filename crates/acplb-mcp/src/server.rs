@@ -3,8 +3,7 @@
 //! session when another process started it), `codex_threads` and `codex_status` answer from the
 //! registry and the server, and the team-mail tools go to acplb-atm's implementation.
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -31,8 +30,8 @@ use crate::hub::Hub;
 use crate::tools;
 use crate::turn::{Ended, TurnCall};
 
-/// The threads opened by this process: session id → cwd.
-pub(crate) type OpenThreads = Arc<Mutex<HashMap<String, PathBuf>>>;
+/// The threads opened by this process.
+pub(crate) type OpenThreads = Arc<Mutex<crate::open::OpenThreads>>;
 
 /// The MCP server.
 #[derive(Clone)]
@@ -137,6 +136,7 @@ impl CodexMcp {
             .run(&session, start.prompt.clone())
             .await;
         self.tell_cancelled(context, &session, &ended).await;
+        self.let_go();
         if let Some(tag) = start.tag.clone() {
             crate::threads::tag(&self.shared, &session.to_string(), tag).await;
         }
@@ -178,6 +178,7 @@ impl CodexMcp {
             .run(&session, prompt)
             .await;
         self.tell_cancelled(context, &session, &ended).await;
+        self.let_go();
         answer(&session, ended)
     }
 
@@ -193,6 +194,7 @@ impl CodexMcp {
         self.audit(&session, &reply.prompt);
         let ended = self.turn(context, false).run(&session, reply.prompt).await;
         self.tell_cancelled(context, &session, &ended).await;
+        self.let_go();
         answer(&session, ended)
     }
 
@@ -218,7 +220,7 @@ impl CodexMcp {
             .await
             .map_err(|e| e.message)?;
         let session = created.session_id;
-        self.lock_open().insert(session.to_string(), cwd.to_owned());
+        self.lock_open().used(&session.to_string(), cwd.to_owned());
         let options = [
             (
                 MODE,
@@ -246,7 +248,7 @@ impl CodexMcp {
     /// Deletes a session the call could not set up (a refused model, say), so no thread of it
     /// is left open or listed; where sessions are not kept it is closed instead.
     async fn close(&self, session: &SessionId) {
-        self.lock_open().remove(&session.to_string());
+        self.lock_open().forget(&session.to_string());
         let delete = DeleteSessionRequest::new(session.clone());
         let Err(e) = self.cx.send_request(delete).block_task().await else {
             return;
@@ -260,7 +262,8 @@ impl CodexMcp {
 
     /// The session of `thread`: open here already, else loaded from where acplb keeps it.
     async fn ensure_open(&self, thread: &str) -> Result<SessionId, String> {
-        if self.lock_open().contains_key(thread) {
+        if self.lock_open().contains(thread) {
+            self.lock_open().touch(thread);
             return Ok(SessionId::new(thread));
         }
         let Some(cwd) = crate::threads::cwd_of(&self.shared, thread).await? else {
@@ -274,12 +277,27 @@ impl CodexMcp {
             .block_task()
             .await
             .map_err(|e| format!("cannot continue thread `{thread}`: {}", e.message))?;
-        self.lock_open().insert(thread.to_owned(), cwd);
+        self.lock_open().used(thread, cwd);
         Ok(SessionId::new(thread))
     }
 
-    pub(crate) fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<String, PathBuf>> {
+    pub(crate) fn lock_open(&self) -> std::sync::MutexGuard<'_, crate::open::OpenThreads> {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes the threads kept open past [`crate::open::KEEP_OPEN`], least recently used and
+    /// not in a call first, behind the answer; a later `codex-reply` loads them again.
+    fn let_go(&self) {
+        let closing = self.lock_open().surplus(|id| self.hub.in_call(id));
+        for id in closing {
+            let cx = self.cx.clone();
+            tokio::spawn(async move {
+                let close = CloseSessionRequest::new(SessionId::new(id.as_str()));
+                if let Err(e) = cx.send_request(close).block_task().await {
+                    tracing::warn!(session = %id, error = %e.message, "cannot close an idle thread");
+                }
+            });
+        }
     }
 
     /// A cancelled call gets no answer (MCP: a cancelled request is not answered, and rmcp

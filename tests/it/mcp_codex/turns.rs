@@ -253,3 +253,50 @@ async fn bad_input_is_a_tool_error_and_the_server_goes_on() {
     assert_eq!(text(&ok), "Hello from the mock model.", "{ok:?}");
     mcp.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn threads_past_the_open_limit_are_closed_and_a_reply_loads_them_again() {
+    let mut live = start(MockConfig::default(), &[], &[]);
+    let mcp = connect(&mut live, Recorder::default()).await;
+    let first = tool(&mcp, "codex", json!({"prompt": "scenario:history one"})).await;
+    let thread = thread_of(&first);
+    // Nine more calls: more than the eight kept open, so the first, least recently used, goes.
+    for _ in 0..9 {
+        let turn = tool(&mcp, "codex", json!({"prompt": "hello"})).await;
+        assert!(!is_error(&turn), "{turn:?}");
+    }
+    let open = tool(&mcp, "codex_status", json!({}))
+        .await
+        .structured_content
+        .unwrap()["openThreads"]
+        .clone();
+    assert_eq!(open, 8, "the open threads are bounded");
+    let threads = tool(&mcp, "codex_threads", json!({}))
+        .await
+        .structured_content
+        .unwrap();
+    let entry = threads["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["threadId"] == thread.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("{threads}"));
+    assert_ne!(entry["status"], "running", "{entry}");
+    // A reply loads it again and goes on in the same Codex thread.
+    let reply = tool(
+        &mcp,
+        "codex-reply",
+        json!({"prompt": "scenario:history two", "threadId": thread}),
+    )
+    .await;
+    assert!(!is_error(&reply), "{reply:?}\n{}", live.acplb.stderr());
+    assert_eq!(text(&reply), "history seen=true turns=2");
+    let ids = live.thread_ids();
+    assert_eq!(
+        ids[0],
+        *ids.last().unwrap(),
+        "the reply went on in the first thread"
+    );
+    mcp.cancel().await.unwrap();
+}
