@@ -133,19 +133,12 @@ pub(crate) fn safe_name(name: &str) -> bool {
 
 /// `text` on one line, without control characters, at most [`MAX_DESCRIPTION`] characters.
 pub(crate) fn one_line(text: &str) -> String {
-    let flat: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    // Whitespace (newlines, tabs) separates words; other control characters go.
+    let shown: String = text
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|c| c.is_whitespace() || !c.is_control())
         .collect();
-    if flat.chars().count() <= MAX_DESCRIPTION {
-        return flat;
-    }
-    let mut cut: String = flat.chars().take(MAX_DESCRIPTION - 1).collect();
-    cut.push('…');
-    cut
+    crate::render::one_line(&shown, MAX_DESCRIPTION)
 }
 
 #[cfg(test)]
