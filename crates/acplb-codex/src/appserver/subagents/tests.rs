@@ -1,3 +1,5 @@
+//! Unit tests of the subagent view: children titled, their lines, approvals and ends as tool-call updates.
+
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde_json::{Value, json};
 
