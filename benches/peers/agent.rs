@@ -65,7 +65,7 @@ pub(crate) struct Launcher {
     pub(crate) ts_peer: PathBuf,
     pub(crate) codex: PathBuf,
     pub(crate) workspace: PathBuf,
-    /// `CODEX_HOME`, `MOCK_API_KEY` and `PATH`, the same for every agent.
+    /// `CODEX_HOME`, `MOCK_API_KEY`, `PATH` and an empty `HOME`, the same for every agent.
     pub(crate) codex_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 

@@ -4,9 +4,11 @@
 //! Agents alternate (the order rotates every pair), each run launching the agent, opening a session,
 //! waiting 1 s as a user would, and sending one prompt of the mock scenario `plain` or `shell`. It
 //! prints, per agent and scenario, the medians of: launch → `session/new` reply, prompt → first
-//! `agent_message_chunk`, prompt → `session/prompt` response, and the agent process's own peak RSS
-//! (`VmHWM`, children excluded); then the medians of the pairwise ratios to the baseline agent and
-//! issue 8's targets. Both agents share one `CODEX_HOME` and run in the `read-only` mode.
+//! `agent_message_chunk`, prompt → `session/prompt` response (and of it: prompt → the first model
+//! request the mock received, and the last model request → the response; what lies between is
+//! Codex's alone), and the agent process's own peak RSS (`VmHWM`, children excluded); then the
+//! medians of the pairwise ratios to the baseline agent and the targets. Both agents share one
+//! `CODEX_HOME` and an empty `HOME`, and run in the `read-only` mode.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -138,7 +140,7 @@ async fn bench(args: &Args) -> anyhow::Result<()> {
         ts_peer: ts_peer.clone(),
         codex: env.codex_path().to_path_buf(),
         workspace: env.workspace(),
-        codex_env: env.env_vars(),
+        codex_env: clean_home(&env)?,
     };
     let pacing = Pacing {
         think: Duration::from_millis(args.think_ms),
@@ -152,23 +154,9 @@ async fn bench(args: &Args) -> anyhow::Result<()> {
             // Rotate the order every pair so that neither agent always runs first.
             for k in 0..agents.len() {
                 let a = (k + round) % agents.len();
-                let sample = run::measure(&launcher, &agents[a], scenario, pacing, &home_marker).await?;
-                eprintln!(
-                    "{} {:<5} {:<18} launch {:>7.1} ms  first chunk {:>7.1} ms  end {:>7.1} ms  rss {:>6} KiB  chunks {:>3}{}",
-                    counted.map_or_else(|| "warm-up".to_owned(), |p| format!("pair {p:>2}")),
-                    scenario.name(),
-                    agents[a].name,
-                    sample.launch.as_secs_f64() * 1e3,
-                    sample.first_chunk.as_secs_f64() * 1e3,
-                    sample.end_of_turn.as_secs_f64() * 1e3,
-                    sample.peak_rss_kib,
-                    sample.chunks,
-                    if sample.left_behind.is_empty() {
-                        String::new()
-                    } else {
-                        format!("  left behind, killed: {:?}", sample.left_behind)
-                    },
-                );
+                let mut sample = run::measure(&launcher, &agents[a], scenario, pacing, &home_marker).await?;
+                sample.model_requests = run::model_requests(&sample, &mock.requests());
+                progress(counted, scenario, &agents[a].name, &sample);
                 if let Some(pair) = counted {
                     records.push(Record {
                         pair,
@@ -193,6 +181,41 @@ async fn bench(args: &Args) -> anyhow::Result<()> {
         print!("{}", report.text());
     }
     Ok(())
+}
+
+/// One run's figures on stderr, as the runs go.
+fn progress(counted: Option<usize>, scenario: Scenario, agent: &str, sample: &run::Sample) {
+    eprintln!(
+        "{} {:<5} {:<18} launch {:>7.1} ms  first chunk {:>7.1} ms  end {:>7.1} ms  rss {:>6} KiB  chunks {:>3}  {}{}",
+        counted.map_or_else(|| "warm-up".to_owned(), |p| format!("pair {p:>2}")),
+        scenario.name(),
+        agent,
+        sample.launch.as_secs_f64() * 1e3,
+        sample.first_chunk.as_secs_f64() * 1e3,
+        sample.end_of_turn.as_secs_f64() * 1e3,
+        sample.peak_rss_kib,
+        sample.chunks,
+        run::timeline(sample),
+        if sample.left_behind.is_empty() {
+            String::new()
+        } else {
+            format!("  left behind, killed: {:?}", sample.left_behind)
+        },
+    );
+}
+
+/// [`CodexTestEnv::env_vars`] plus `HOME`, an empty directory beside the workspace: each command
+/// Codex runs is a login shell (`bash -lc`), and the shell snapshot Codex takes is one too, so with
+/// the user's home they would source the user's own profile (a `pyenv init` there cost 120-170 ms
+/// per command on this project's machine, and the TS peer's leftover `pyenv rehash` processes, once
+/// killed, left a stale lock that stalled every later login shell). The figures are the bridges',
+/// not the machine's dotfiles', and the user's home is left alone.
+fn clean_home(env: &CodexTestEnv) -> anyhow::Result<Vec<(std::ffi::OsString, std::ffi::OsString)>> {
+    let home = env.workspace().with_file_name("user-home");
+    std::fs::create_dir_all(&home).with_context(|| format!("failed to create {}", home.display()))?;
+    let mut vars = env.env_vars();
+    vars.push(("HOME".into(), home.into()));
+    Ok(vars)
 }
 
 /// The facts a reader needs to reproduce the figures.
@@ -240,6 +263,10 @@ fn setup(
                 "{} for every agent (acplb's default; the TS peer via INITIAL_AGENT_MODE, its own default is `agent`)",
                 agent::MODE
             )),
+        ),
+        (
+            "home".into(),
+            json!("an empty directory for every agent (no user profile in Codex's login shells)"),
         ),
         ("left_behind_1s_after_exit_killed".into(), json!(left_behind)),
     ]

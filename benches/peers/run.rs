@@ -16,6 +16,8 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::Child;
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
+use acplb_playback::mock_model::LoggedRequest;
+
 use crate::agent::{self, AgentSpec, Launcher};
 
 /// A mock scenario measured, and what its answer must contain.
@@ -67,6 +69,13 @@ pub(crate) struct Sample {
     pub(crate) tool_calls: usize,
     /// The mode named in the `session/new` reply.
     pub(crate) mode: String,
+    /// When the prompt was sent (the origin of the phases below).
+    pub(crate) sent: Instant,
+    /// Prompt sent → each model request's arrival at the mock (filled in by the caller, which owns
+    /// the mock). The time between the first and the last is Codex's alone.
+    pub(crate) model_requests: Vec<Duration>,
+    /// Prompt sent → the first `tool_call`, and → the first `tool_call_update` that completed one.
+    pub(crate) tool: (Option<Duration>, Option<Duration>),
     /// Names of the processes with this run's `CODEX_HOME` still alive a second after the agent
     /// exited (then killed).
     pub(crate) left_behind: Vec<String>,
@@ -255,8 +264,37 @@ async fn turn(
         chunks: of_kind("agent_message_chunk").count(),
         tool_calls,
         mode,
+        sent,
+        model_requests: Vec::new(),
+        tool: (
+            of_kind("tool_call").map(|(at, _)| *at - sent).next(),
+            of_kind("tool_call_update")
+                .find(|(_, u)| u["status"] == "completed")
+                .map(|(at, _)| *at - sent),
+        ),
         left_behind: Vec::new(),
     })
+}
+
+/// Prompt sent → each model request (`/responses`) the mock received after it.
+pub(crate) fn model_requests(sample: &Sample, requests: &[LoggedRequest]) -> Vec<Duration> {
+    requests
+        .iter()
+        .filter(|r| r.path.ends_with("/responses") && r.received >= sample.sent)
+        .map(|r| r.received - sample.sent)
+        .collect()
+}
+
+/// Where the turn's time went, from the prompt: each model request's arrival at the mock, the
+/// first tool call and its completion as the client saw them (progress output, for profiling).
+pub(crate) fn timeline(sample: &Sample) -> String {
+    let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+    let model: Vec<String> = sample.model_requests.iter().map(|d| ms(*d)).collect();
+    let tool = match sample.tool {
+        (Some(start), Some(done)) => format!("  tool {}..{}", ms(start), ms(done)),
+        _ => String::new(),
+    };
+    format!("model at [{}]{tool}", model.join(", "))
 }
 
 /// Closes stdin (both agents stop on EOF), waits up to 5 s, then kills the process group.

@@ -47,6 +47,7 @@ pub(crate) async fn handle(
         step: 0,
         review: false,
         status: 0,
+        received: std::time::Instant::now(),
     };
     let response = route(&state, request, &mut entry).await;
     entry.status = response.status().as_u16();

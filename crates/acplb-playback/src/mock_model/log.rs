@@ -40,6 +40,9 @@ pub struct LoggedRequest {
     pub review: bool,
     /// The HTTP status answered.
     pub status: u16,
+    /// When the request's head arrived (not logged: an instant means nothing outside this process).
+    #[serde(skip)]
+    pub received: std::time::Instant,
 }
 
 impl LoggedRequest {
@@ -152,6 +155,7 @@ mod tests {
             step: 0,
             review: false,
             status: 200,
+            received: std::time::Instant::now(),
         }
     }
 
