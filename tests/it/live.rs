@@ -28,10 +28,16 @@ impl Live {
     /// Like [`Live::start`], with this mock configuration (own scenarios, say), extra acplb
     /// arguments and extra environment for acplb.
     pub fn start_with(config: MockConfig, extra_args: &[&str], extra_env: &[(String, String)]) -> Live {
+        let mock = MockModel::start(config).expect("the mock model starts");
+        Live::start_on(mock, extra_args, extra_env)
+    }
+
+    /// Like [`Live::start_with`], on a mock already started (so that acplb's arguments can name
+    /// its address).
+    pub fn start_on(mock: MockModelHandle, extra_args: &[&str], extra_env: &[(String, String)]) -> Live {
         if let Err(e) = codex_binary() {
             panic!("{e}");
         }
-        let mock = MockModel::start(config).expect("the mock model starts");
         let env = CodexTestEnv::new(mock.base_url()).expect("a codex test env");
         let mut vars: Vec<(String, String)> = env
             .env_vars()

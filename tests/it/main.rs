@@ -26,6 +26,7 @@ mod lifecycle;
 mod live;
 mod login;
 mod mcp_codex;
+pub mod mcp_login;
 mod mcp_status;
 mod models;
 mod plan_mode;

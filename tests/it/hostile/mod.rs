@@ -11,6 +11,7 @@ mod flow;
 mod login;
 mod mail;
 mod mcp_codex;
+mod mcp_login;
 mod mcp_status;
 mod models;
 mod questions;

@@ -19,6 +19,8 @@ pub(crate) enum Slash {
     /// `/mcp [reload]`: the session's MCP servers and their state (after Codex read its MCP
     /// configuration again).
     Mcp { reload: bool },
+    /// `/mcp login <server>`: an OAuth login to one MCP server (empty: the usage is shown).
+    McpLogin(String),
 }
 
 /// What `/init` asks Codex.
@@ -43,7 +45,7 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         ),
         AvailableCommand::new("mcp", "Show the MCP servers, their state and tools").input(
             AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
-                "optional: reload, to read the MCP configuration again first",
+                "optional: reload, to read the MCP configuration again first; login <server>, to log in to a server by OAuth",
             )),
         ),
     ]
@@ -61,6 +63,10 @@ pub(crate) fn parse(text: &str) -> Option<Slash> {
         "status" if args.is_empty() => Some(Slash::Status),
         "mcp" if args.is_empty() => Some(Slash::Mcp { reload: false }),
         "mcp" if args == "reload" => Some(Slash::Mcp { reload: true }),
+        "mcp" => match args.split_once(char::is_whitespace).unwrap_or((args, "")) {
+            ("login", server) => Some(Slash::McpLogin(server.trim().to_owned())),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -175,6 +181,12 @@ mod tests {
         assert_eq!(parse("/init"), Some(Slash::Init));
         assert_eq!(parse("/mcp"), Some(Slash::Mcp { reload: false }));
         assert_eq!(parse("/mcp reload"), Some(Slash::Mcp { reload: true }));
+        assert_eq!(
+            parse("/mcp login  linear "),
+            Some(Slash::McpLogin("linear".into()))
+        );
+        assert_eq!(parse("/mcp login"), Some(Slash::McpLogin(String::new())));
+        assert_eq!(parse("/mcp please"), None);
         assert_eq!(parse("/mcp servers please"), None);
         assert_eq!(parse("/usr/bin/env is broken"), None);
         assert_eq!(parse("/statusbar"), None);

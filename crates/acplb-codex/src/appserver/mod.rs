@@ -19,6 +19,7 @@ mod edits;
 pub(crate) mod forget;
 mod liveness;
 mod mcp_form;
+mod mcp_login;
 mod mcp_status;
 pub(crate) mod models;
 mod pipes;

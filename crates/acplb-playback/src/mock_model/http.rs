@@ -61,6 +61,9 @@ async fn route(state: &State, request: Request<Incoming>, entry: &mut LoggedRequ
     if request.method() == Method::GET && path.ends_with("/models") {
         return json_response(StatusCode::OK, &json!({"object": "list", "data": []}));
     }
+    if super::oauth::is_oauth_path(path) {
+        return oauth_response(state, request).await;
+    }
     if !path.ends_with("/responses") {
         let message = format!("no such endpoint `{} {}`", request.method(), request.uri().path());
         return error_response(StatusCode::NOT_FOUND, &message);
@@ -107,6 +110,36 @@ async fn route(state: &State, request: Request<Incoming>, entry: &mut LoggedRequ
             &body,
         ),
         Reply::Stream { events, delay } => sse_response(events, delay.unwrap_or(state.delay)),
+    }
+}
+
+/// The stand-in OAuth server and protected MCP endpoint ([`super::oauth`]).
+async fn oauth_response(state: &State, request: Request<Incoming>) -> Response<MockBody> {
+    let (method, path, headers) = (
+        request.method().clone(),
+        request.uri().path().to_owned(),
+        request.headers().clone(),
+    );
+    let body = match read_body(request, state.max_body_bytes).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
+    };
+    match super::oauth::answer(&method, &path, &headers, &body) {
+        Some(super::oauth::OAuthReply::Json(status, body)) => json_response(status, &body),
+        Some(super::oauth::OAuthReply::Unauthorized { resource_metadata }) => {
+            let mut response =
+                error_response(StatusCode::UNAUTHORIZED, "this MCP server needs an OAuth login");
+            if let Ok(value) = HeaderValue::from_str(&super::oauth::challenge(&resource_metadata)) {
+                response
+                    .headers_mut()
+                    .insert(super::oauth::CHALLENGE_HEADER, value);
+            }
+            response
+        }
+        None => error_response(
+            StatusCode::NOT_FOUND,
+            &format!("no such endpoint `{method} {path}`"),
+        ),
     }
 }
 

@@ -35,6 +35,8 @@ pub(crate) const MODEL_LIST: &str = "model/list";
 pub(crate) const MCP_SERVER_STATUS_LIST: &str = "mcpServerStatus/list";
 /// `/mcp reload`: Codex reads its MCP server configuration again.
 pub(crate) const MCP_SERVER_RELOAD: &str = "config/mcpServer/reload";
+/// Starts an MCP server's OAuth login: Codex answers with the page to open.
+pub(crate) const MCP_OAUTH_LOGIN: &str = "mcpServer/oauth/login";
 /// Who is signed in, and whether the model provider needs an OpenAI sign-in at all.
 pub(crate) const ACCOUNT_READ: &str = "account/read";
 /// Starts a sign-in (an API key, a ChatGPT device code).
@@ -101,6 +103,8 @@ pub(crate) const MCP_STARTUP_STATUS: &str = "mcpServer/startupStatus/updated";
 pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
 /// A sign-in ended (its `loginId`, success or error; naming no thread).
 pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
+/// An MCP server's OAuth login ended (its `loginId`, success or error).
+pub(crate) const MCP_OAUTH_LOGIN_COMPLETED: &str = "mcpServer/oauthLogin/completed";
 /// A skill file changed (naming no thread): the skills are listed again.
 pub(crate) const SKILLS_CHANGED: &str = "skills/changed";
 

@@ -188,6 +188,16 @@ pub(crate) struct McpServerStatusList {
 /// `config/mcpServer/reload`: takes no params (sent as `null`).
 #[derive(Debug, Serialize)]
 pub(crate) struct McpServerReload;
+
+/// `mcpServer/oauth/login`: an OAuth login to MCP server `name` (one of the thread's, when
+/// named), with Codex's own discovery, registration and callback.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct McpOauthLogin {
+    pub(crate) name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thread_id: Option<String>,
+}
 /// `account/read`: the signed-in account, without refreshing its token.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -262,6 +272,7 @@ methods! {
     ModelList => MODEL_LIST,
     McpServerStatusList => MCP_SERVER_STATUS_LIST,
     McpServerReload => MCP_SERVER_RELOAD,
+    McpOauthLogin => MCP_OAUTH_LOGIN,
     AccountRead => ACCOUNT_READ,
     LoginStart => LOGIN_START,
     LoginCancel => LOGIN_CANCEL,

@@ -1,5 +1,6 @@
-//! The ends of sign-ins: `account/login/completed` names no thread, so the server's reader
-//! keeps each here until the sign-in it names is asked for ([`Rpc::login_ended`]).
+//! The ends of sign-ins: `account/login/completed` (Codex's own account) and
+//! `mcpServer/oauthLogin/completed` (an MCP server's OAuth) are about no session's turn, so the
+//! server's reader keeps each here until the login it names is asked for ([`Rpc::login_ended`]).
 
 use std::cell::RefCell;
 

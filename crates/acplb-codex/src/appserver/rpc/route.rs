@@ -125,6 +125,11 @@ impl Rpc {
             Incoming::Gone(_) => return,
         };
         if let Incoming::Notification { method, .. } = &incoming {
+            if method == methods::MCP_OAUTH_LOGIN_COMPLETED {
+                // Named by its `loginId`, whoever asked; it may name the thread it was for.
+                self.logins.ended(params.clone());
+                return;
+            }
             let threads = self.threads.borrow();
             self.children
                 .borrow_mut()

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use super::super::account;
 use super::super::protocol::requests::{ReviewStart, ThreadCompactStart, ThreadInjectItems, TurnStart};
 use super::super::rpc::{Gone, RpcFailure};
+use super::super::{account, mcp_login};
 use super::turn::{Ended, TurnRun, call};
 use super::{
     AppSession, CancellationToken, Conn, ContentBlock, ContentChunk, DecoderOptions, Found, ProviderError,
@@ -147,7 +147,7 @@ impl AppSession {
         .render()
     }
 
-    /// A command acplb answers itself (`/status`, `/mcp`), with no turn of Codex's; `None` for
+    /// A command acplb answers itself (`/status`, `/mcp`, `/mcp login`), with no turn of Codex's; `None` for
     /// everything else.
     pub(super) async fn answer_here(
         &self,
@@ -166,6 +166,14 @@ impl AppSession {
                     Err(e) => return Some(Err(e)),
                 },
             },
+            Slash::McpLogin(server) => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Some(Ok(cancelled())),
+                text = self.mcp_login(server, sink) => match text {
+                    Ok(text) => text,
+                    Err(e) => return Some(Err(e)),
+                },
+            },
             _ => return None,
         };
         sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
@@ -177,15 +185,40 @@ impl AppSession {
         }))
     }
 
+    /// This session's thread, if it runs on `conn`'s server.
+    fn thread_on(&self, conn: &Conn) -> Option<String> {
+        self.thread
+            .as_ref()
+            .filter(|t| t.generation == conn.generation)
+            .map(|t| t.id.clone())
+    }
+
+    /// `/mcp login <server>`: the page to open goes to the editor at once; the answer says how
+    /// the login ended (the caller stops waiting on a cancel).
+    pub(super) async fn mcp_login(
+        &self,
+        server: &str,
+        sink: &dyn SessionSink,
+    ) -> Result<String, ProviderError> {
+        if server.is_empty() {
+            return Ok(mcp_login::USAGE.to_owned());
+        }
+        let conn = self.server.connect().await?;
+        let (url, id) = match mcp_login::start(&conn.rpc, server, self.thread_on(&conn).as_deref()).await {
+            Ok(started) => started,
+            Err(why) => return Ok(format!("{why}\n")),
+        };
+        sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::from(mcp_login::open_page(server, &url)),
+        )));
+        Ok(mcp_login::finish(&conn.rpc, server, &id).await)
+    }
+
     /// `/mcp [reload]`, answered from the server: the servers of this session's thread when it
     /// runs there, else those of Codex's configuration (the editor's join at the first turn).
     pub(super) async fn mcp_status(&self, reload: bool) -> Result<String, ProviderError> {
         let conn = self.server.connect().await?;
-        let thread = self
-            .thread
-            .as_ref()
-            .filter(|t| t.generation == conn.generation)
-            .map(|t| t.id.clone());
+        let thread = self.thread_on(&conn);
         let mut text = super::super::mcp_status::report(&conn.rpc, thread.as_deref(), reload).await;
         if thread.is_none() {
             text.push_str(
