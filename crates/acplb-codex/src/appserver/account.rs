@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::protocol::requests::{AccountRead, LoginCancel, LoginStart, Logout};
 use super::rpc::LoginEnd;
 use super::server::AppServer;
+use super::wire;
 
 /// Who is signed in, as `account/read` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,13 +112,7 @@ pub(crate) async fn start_device_code(server: &AppServer) -> Result<DeviceCode, 
         .request(&LoginStart::ChatgptDeviceCode)
         .await
         .map_err(|e| format!("Codex could not start a device-code sign-in: {e}"))?;
-    let text = |key: &str| {
-        answer
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
+    let text = |key: &str| wire::text(&answer, key).map(str::to_owned);
     match (text("loginId"), text("verificationUrl"), text("userCode")) {
         (Some(login_id), Some(url), Some(code)) => Ok(DeviceCode { login_id, url, code }),
         _ => Err("codex app-server started a device-code sign-in without a page or a code".into()),

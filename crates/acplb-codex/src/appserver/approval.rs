@@ -30,7 +30,7 @@ pub use super::user_input::answer_user_input;
 
 mod mcp;
 mod permissions;
-use super::wire::{CommandItem, read};
+use super::wire::{CommandItem, read, text};
 
 /// What to ask the editor for one server→client request, and how each answer goes back.
 #[derive(Debug, Clone)]
@@ -130,10 +130,6 @@ impl Choices {
             cancelled,
         }
     }
-}
-
-fn text<'a>(params: &'a Value, key: &str) -> Option<&'a str> {
-    params.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
 /// What the live tool call shows, as update fields (no status: the call keeps its own).

@@ -4,10 +4,9 @@
 //! `mcpServer/oauthLogin/completed`, then has Codex read its MCP configuration again so the
 //! server's tools join the next turn.
 
-use serde_json::Value;
-
 use super::protocol::requests::{McpOauthLogin, McpServerReload};
 use super::rpc::{LoginEnd, Rpc};
+use super::wire;
 
 /// What to tell the user while the login waits for the browser.
 pub(crate) fn open_page(server: &str, url: &str) -> String {
@@ -27,13 +26,7 @@ pub(crate) async fn start(rpc: &Rpc, server: &str, thread: Option<&str>) -> Resu
         })
         .await
         .map_err(|e| format!("Codex could not start a login to the MCP server `{server}`: {e}"))?;
-    let text = |key: &str| {
-        answer
-            .get(key)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned)
-    };
+    let text = |key: &str| wire::text(&answer, key).map(str::to_owned);
     match (text("authorizationUrl"), text("loginId")) {
         (Some(url), Some(id)) if url.starts_with("https://") || url.starts_with("http://") => Ok((url, id)),
         (Some(_), Some(_)) => Err(format!(

@@ -15,6 +15,11 @@ fn nullable<'de, D: Deserializer<'de>, T: Default + Deserialize<'de>>(d: D) -> R
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// `value[key]` when it is a non-empty string.
+pub(super) fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
 /// Reads `T` out of `value` without cloning it.
 pub(super) fn read<T: DeserializeOwned>(value: &Value) -> Result<T, serde_json::Error> {
     T::deserialize(value)
