@@ -32,6 +32,16 @@ impl Live {
         Live::start_on(mock, extra_args, extra_env)
     }
 
+    /// For tests that a secret stays out of everything acplb writes: acplb logging at `trace`
+    /// (all it can say) and writing transcripts into the returned directory.
+    pub fn start_traced() -> (Live, tempfile::TempDir) {
+        let transcripts = tempfile::tempdir().expect("a transcript directory");
+        let dir = transcripts.path().display().to_string();
+        let trace = [("RUST_LOG".to_owned(), "trace".to_owned())];
+        let live = Live::start_with(MockConfig::default(), &["--transcript-dir", &dir], &trace);
+        (live, transcripts)
+    }
+
     /// Like [`Live::start_with`], on a mock already started (so that acplb's arguments can name
     /// its address).
     pub fn start_on(mock: MockModelHandle, extra_args: &[&str], extra_env: &[(String, String)]) -> Live {

@@ -85,11 +85,7 @@ fn command_lines(marker: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_key_signs_in_a_prompt_carries_it_status_shows_the_account_and_logout_signs_out() {
-    let transcripts = tempfile::tempdir().unwrap();
-    let dir = transcripts.path().display().to_string();
-    // Every target at `trace`: the log the key must stay out of holds all acplb can say.
-    let trace = [("RUST_LOG".to_owned(), "trace".to_owned())];
-    let mut live = Live::start_with(MockConfig::default(), &["--transcript-dir", &dir], &trace);
+    let (mut live, transcripts) = Live::start_traced();
     needs_openai_sign_in(&live.env.home());
     let key = test_key();
     let app_server = transport() == "app-server";

@@ -31,6 +31,7 @@ mod mcp_status;
 mod models;
 mod plan_mode;
 mod protocol;
+mod providers;
 mod queue_cli;
 mod queue_delivery;
 mod reattach;

@@ -23,6 +23,7 @@ mod outcome;
 pub mod output;
 mod prepare;
 mod render;
+mod routing;
 mod skills;
 mod transcript;
 

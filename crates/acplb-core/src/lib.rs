@@ -11,6 +11,7 @@ pub mod permission;
 pub mod plugin;
 pub mod provider;
 pub mod redact;
+pub mod routing;
 pub mod runtime;
 pub mod secrets;
 pub mod session;

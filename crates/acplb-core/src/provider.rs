@@ -407,6 +407,12 @@ pub trait ProviderAdapter {
         ))
     }
 
+    /// Where the provider's model is reached, when the editor may set it (`providers/*`);
+    /// `None` (the default): the provider offers no such thing.
+    fn routing(&self) -> Option<&dyn crate::routing::ModelRouting> {
+        None
+    }
+
     /// Deletes the provider's own record of conversation `thread_id` (its session was deleted:
     /// `session/delete`). Providers that keep nothing of their own have nothing to do.
     async fn delete_thread(&self, thread_id: &str) -> Result<(), ProviderError> {

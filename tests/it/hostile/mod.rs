@@ -14,6 +14,7 @@ mod mcp_codex;
 mod mcp_login;
 mod mcp_status;
 mod models;
+mod providers;
 mod questions;
 mod queue;
 mod session_setup;

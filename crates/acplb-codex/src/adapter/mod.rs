@@ -77,6 +77,8 @@ pub struct CodexAdapter {
     models: LiveModels,
     /// Signing in and out.
     auth: auth::Auth,
+    /// Where the editor sends the model's traffic (`providers/*`), for sessions opened after.
+    routing: crate::routing::CodexRouting,
 }
 
 impl CodexAdapter {
@@ -93,6 +95,7 @@ impl CodexAdapter {
         Self {
             models: LiveModels::new(options.clone(), capabilities.catalog.clone()),
             auth: auth::Auth::new(options.clone()),
+            routing: crate::routing::CodexRouting::default(),
             options,
             transport,
             capabilities,
@@ -135,9 +138,9 @@ impl ProviderAdapter for CodexAdapter {
                 if caller.profile.is_some() {
                     caller.with_profile_file().await?.store(&mut setup.meta);
                 }
-                appserver::open_session(server, setup, Rc::clone(&picked))
+                appserver::open_session(server, setup, Rc::clone(&picked), self.routing.current())
             }
-            None => exec::open_session(&self.options, setup),
+            None => exec::open_session(&self.options, setup, self.routing.current()),
         };
         // Its skills are listed behind its thread's start (which the first prompt waits for).
         let lister = match &self.server {
@@ -187,6 +190,10 @@ impl ProviderAdapter for CodexAdapter {
             Some(server) => server.health().await,
             None => Ok(()),
         }
+    }
+
+    fn routing(&self) -> Option<&dyn acplb_core::routing::ModelRouting> {
+        Some(&self.routing)
     }
 
     fn auth_methods(&self, client: &ClientCapabilities) -> Vec<AuthMethod> {

@@ -50,8 +50,9 @@ pub(crate) fn open_session(
     server: &AppServer,
     setup: SessionSetup,
     picked: crate::skills::Picked,
+    gateway: Option<crate::routing::Gateway>,
 ) -> Box<dyn ProviderSession> {
-    Box::new(session::AppSession::new(server.clone(), setup, picked))
+    Box::new(session::AppSession::new(server.clone(), setup, picked, gateway))
 }
 
 /// What the app-server transport offers: it asks before acting, can be steered, accepts

@@ -30,6 +30,7 @@ use crate::mcp;
 use crate::options::{CodexOptions, SSE_REFUSAL, child_env};
 use crate::outcome::{Ending, cancelled, outcome};
 use crate::prepare::{Continuation, check_prompt, developer_instructions};
+use crate::routing::Gateway;
 use crate::transcript::Transcript;
 
 mod args;
@@ -39,13 +40,23 @@ mod refusals;
 mod turn;
 
 /// Opens the `codex exec` side of a session.
-pub(crate) fn open_session(options: &CodexOptions, mut setup: SessionSetup) -> Box<dyn ProviderSession> {
+/// Sessions opened after an editor set a gateway (`providers/set`) send the model's traffic to it.
+pub(crate) fn open_session(
+    options: &CodexOptions,
+    mut setup: SessionSetup,
+    gateway: Option<Gateway>,
+) -> Box<dyn ProviderSession> {
     // `codex exec` cannot fork a thread: a forked session starts a new one whose developer
     // instructions carry what the source conversation was (its summary or digest).
     let continuation = Continuation::take(&mut setup, false);
+    let mut secrets = KnownSecrets::from_mcp_servers(&setup.mcp_servers);
+    if let Some(gateway) = &gateway {
+        secrets.extend(&gateway.secrets());
+    }
     Box::new(CodexSession {
         options: options.clone(),
-        secrets: KnownSecrets::from_mcp_servers(&setup.mcp_servers),
+        secrets,
+        gateway,
         setup,
         thread_id: continuation.thread,
         fallback: continuation.fallback,
@@ -69,8 +80,11 @@ pub(crate) fn capabilities(catalog: acplb_core::session::options::OptionCatalog)
 struct CodexSession {
     options: CodexOptions,
     setup: SessionSetup,
-    /// The values of the session's MCP `env` and headers, kept out of transcripts and logs.
+    /// The values of the session's MCP `env` and headers (and its gateway's), kept out of
+    /// transcripts and logs.
     secrets: KnownSecrets,
+    /// Where the model is reached, when the editor set it.
+    gateway: Option<Gateway>,
     thread_id: Option<String>,
     /// While the thread of a loaded session has not been resumed yet: what the conversation
     /// was, for a new thread if Codex no longer has it.
@@ -198,8 +212,11 @@ impl CodexSession {
         (caller, base): (&Caller, &BaseInstructions),
         transcript: &mut Transcript,
     ) -> Result<Process, ProviderError> {
-        let mcp = mcp::config(&self.setup.mcp_servers, self.options.mcp_launcher.as_ref())
+        let mut mcp = mcp::config(&self.setup.mcp_servers, self.options.mcp_launcher.as_ref())
             .map_err(ProviderError::Prepare)?;
+        if let Some(gateway) = &self.gateway {
+            gateway.add_to_exec(&mut mcp);
+        }
         let args = args::build(&TurnArgs {
             user_overrides: &self.options.overrides,
             caller_overrides: &caller.overrides(),

@@ -7,11 +7,13 @@ use agent_client_protocol::v1::schema::{
     ListSessionsRequest, LoadSessionRequest, LogoutRequest, NewSessionRequest, PromptRequest,
     ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
 };
+use agent_client_protocol::v1::schema::{DisableProviderRequest, ListProvidersRequest, SetProviderRequest};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::ServerOptions;
+use super::routing::RoutingCall;
 use super::store::Command;
 
 /// The one request handler, for every ACP request: `forward!(tx, |req: R, responder, cx| cmd)`
@@ -32,6 +34,10 @@ macro_rules! forward {
 }
 
 /// Serves ACP on `transport` with handlers that forward to `tx`, until the client hangs up.
+#[allow(
+    clippy::too_many_lines,
+    reason = "one builder chain with one short entry per ACP method; each handler's type is the chain's, so it cannot be split into functions"
+)]
 pub(super) async fn serve(
     tx: UnboundedSender<Command>,
     options: &ServerOptions,
@@ -115,6 +121,24 @@ pub(super) async fn serve(
         .on_receive_request(
             forward!(tx, |req: DeleteSessionRequest, responder, _| {
                 Command::DeleteSession { req, responder }
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |_req: ListProvidersRequest, responder, _| {
+                Command::Routing(RoutingCall::List(responder))
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: SetProviderRequest, responder, _| {
+                Command::Routing(RoutingCall::Set(Box::new(req), responder))
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: DisableProviderRequest, responder, _| {
+                Command::Routing(RoutingCall::Disable(req, responder))
             }),
             on_receive_request!(),
         )

@@ -10,6 +10,7 @@ mod handlers;
 mod open;
 mod reattach;
 mod refuse;
+mod routing;
 mod start;
 mod store;
 

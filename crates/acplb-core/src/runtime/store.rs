@@ -13,11 +13,12 @@ use agent_client_protocol::v1::schema::{
     CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, Implementation,
     InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
     LoadSessionResponse, LogoutCapabilities, LogoutResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ResumeSessionRequest,
-    ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities, SessionCapabilities,
-    SessionCloseCapabilities, SessionDeleteCapabilities, SessionId, SessionListCapabilities,
-    SessionResumeCapabilities, SessionSystemPromptCapabilities, SetSessionConfigOptionRequest,
-    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ProvidersCapabilities,
+    ResumeSessionRequest, ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities,
+    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities, SessionId,
+    SessionListCapabilities, SessionResumeCapabilities, SessionSystemPromptCapabilities,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -91,6 +92,8 @@ pub(crate) enum Command {
         req: DeleteSessionRequest,
         responder: Responder<DeleteSessionResponse>,
     },
+    /// `providers/*`.
+    Routing(super::routing::RoutingCall),
 }
 
 pub(super) struct SessionHandle {
@@ -262,6 +265,7 @@ impl Store {
             Command::Authenticate { req, responder, cx } => self.authenticate(req, responder, cx),
             Command::Logout { responder } => self.logout(responder),
             Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
+            Command::Routing(call) => self.routing(call),
             Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
                 None => unknown(&req.session_id, responder),
@@ -319,6 +323,10 @@ impl Store {
             .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
+        let caps = match self.provider.routing() {
+            Some(_) => caps.providers(ProvidersCapabilities::new()),
+            None => caps,
+        };
         let auth_methods = self.provider.auth_methods(&self.client);
         let caps = if auth_methods.is_empty() {
             caps

@@ -59,6 +59,8 @@ pub(crate) struct AppSession {
     server: AppServer,
     setup: SessionSetup,
     secrets: KnownSecrets,
+    /// Where the model is reached, when the editor set it (`providers/set`).
+    gateway: Option<crate::routing::Gateway>,
     thread: Option<Thread>,
     /// The id of a thread from an earlier server (or an earlier acplb), to resume.
     known_thread: Option<String>,
@@ -105,18 +107,27 @@ impl Drop for AppSession {
 }
 
 impl AppSession {
-    pub(crate) fn new(server: AppServer, mut setup: SessionSetup, picked: crate::skills::Picked) -> Self {
+    pub(crate) fn new(
+        server: AppServer,
+        mut setup: SessionSetup,
+        picked: crate::skills::Picked,
+        gateway: Option<crate::routing::Gateway>,
+    ) -> Self {
         let Continuation {
             thread: known_thread,
             fork_from,
             fallback,
         } = Continuation::take(&mut setup, true);
-        let secrets = KnownSecrets::from_mcp_servers(&setup.mcp_servers);
+        let mut secrets = KnownSecrets::from_mcp_servers(&setup.mcp_servers);
+        if let Some(gateway) = &gateway {
+            secrets.extend(&gateway.secrets());
+        }
         // Before the thread starts: whatever the server prints from now on may hold them.
         server.serve(&secrets);
         let mut session = Self {
             server,
             secrets,
+            gateway,
             setup,
             thread: None,
             known_thread,

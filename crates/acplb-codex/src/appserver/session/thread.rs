@@ -42,6 +42,9 @@ impl AppSession {
             config::thread_config(&self.setup.mcp_servers, &self.setup.env)
                 .map_err(ProviderError::Prepare)?,
         );
+        if let Some(gateway) = &self.gateway {
+            config.extend(gateway.thread_config());
+        }
         Ok(ThreadStart {
             cwd: self.setup.cwd.clone(),
             approval_policy: config::approval_policy(mode),
