@@ -16,6 +16,7 @@ mod models;
 mod questions;
 mod queue;
 mod session_setup;
+mod shelf;
 mod signals;
 mod skills;
 mod stalled_open;

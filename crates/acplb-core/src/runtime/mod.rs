@@ -10,8 +10,10 @@ mod handlers;
 mod open;
 mod reattach;
 mod refuse;
+mod shelf;
 mod start;
 mod store;
+mod title;
 
 use std::future::Future;
 use std::rc::Rc;
@@ -23,6 +25,9 @@ use agent_client_protocol::{Agent, ConnectTo};
 pub use delete::{NOT_FOUND, THREAD_KEPT};
 pub use durable::Durability;
 pub use fork::FORK_OF;
+pub use shelf::THREAD_UNCHANGED;
+pub(crate) use title::rename_command;
+pub use title::{THREAD_NOT_RENAMED, TITLE_LIMIT};
 
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
