@@ -291,6 +291,12 @@ async fn archiving_an_open_session_closes_it_first_and_status_follows() {
                 .expect_err("closed");
             let t = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
             statuses.push(status(&t.session_id).await?);
+            // Open, so not archived: unarchiving it succeeds and leaves it open.
+            cx.send_request(UnarchiveSessionRequest::new(t.session_id.clone()))
+                .block_task()
+                .await?;
+            let r = prompt(&cx, &t.session_id, "scenario:plain still open").await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
             cx.send_request(CloseSessionRequest::new(t.session_id.clone()))
                 .block_task()
                 .await?;

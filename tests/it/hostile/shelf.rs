@@ -167,6 +167,10 @@ async fn a_session_open_in_another_acplb_keeps_its_title_and_stays_listed() {
             .send_request(SessionStatusRequest::new(id.clone()))
             .block_task()
             .await?;
+        // It is not archived, so unarchiving it succeeds (ACP) without touching it.
+        cx.send_request(UnarchiveSessionRequest::new(id.clone()))
+            .block_task()
+            .await?;
         done_tx.send(()).unwrap();
         Ok((
             title.expect_err("refused"),

@@ -192,6 +192,10 @@ impl Store {
                 format!("session `{id}` is still opening; try again once it has opened"),
             ));
         }
+        if !archived && self.sessions.contains_key(&id) {
+            // Open here, so not archived (a load refuses an archived session): nothing to do.
+            return responder.ok(serde_json::Map::new());
+        }
         let open = if archived { self.close_for(&id) } else { None };
         let provider = self.provider.clone();
         tokio::task::spawn_local(async move {

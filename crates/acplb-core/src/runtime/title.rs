@@ -141,6 +141,7 @@ impl Store {
                     answer: tx,
                 },
             );
+            let registry = self.options.durability.as_ref().and_then(|d| d.registry.clone());
             tokio::task::spawn_local(async move {
                 let Ok(thread) = rx.await else {
                     return answer.error(wire::internal(
@@ -148,6 +149,10 @@ impl Store {
                         "the session stopped before its title was set",
                     ));
                 };
+                if let Some(registry) = registry {
+                    // Answered once stored: a `session/list` after the answer shows it.
+                    registry.flush().await;
+                }
                 let meta = rename_thread(provider.as_ref(), thread, &title).await;
                 answer.ok(title, meta);
             });

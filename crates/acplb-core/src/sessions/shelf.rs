@@ -106,10 +106,15 @@ pub fn retitle(state: &Path, id: &str, title: &str, limit: u64) -> Result<Option
 }
 
 /// Marks session `id` (kept, open nowhere) archived or not in the registry. Returns its thread,
-/// for the provider to archive or unarchive too.
+/// for the provider to archive or unarchive too; `None` when it was so already (nothing is
+/// held then: a session some acplb has open is never archived, so unarchiving it succeeds).
 pub fn set_archived(state: &Path, id: &str, archived: bool) -> Result<Option<String>, ShelfError> {
-    let (_dir, hold, thread) = hold(state, id)?;
+    state::check_session_id(id)?;
     let registry = Registry::new(state);
+    if registry.find(id)?.is_some_and(|l| l.entry.archived == archived) {
+        return Ok(None);
+    }
+    let (_dir, hold, thread) = hold(state, id)?;
     let Some(listed) = registry.find(id)? else {
         return Err(ShelfError::Unlisted { id: id.to_owned() });
     };
@@ -169,10 +174,25 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         kept(dir.path());
         assert!(!is_archived(dir.path(), ID));
-        set_archived(dir.path(), ID, true).unwrap();
+        assert_eq!(
+            set_archived(dir.path(), ID, true).unwrap().as_deref(),
+            Some("thr-1")
+        );
         assert!(is_archived(dir.path(), ID));
-        set_archived(dir.path(), ID, false).unwrap();
+        assert_eq!(
+            set_archived(dir.path(), ID, true).unwrap(),
+            None,
+            "archived already"
+        );
+        assert_eq!(
+            set_archived(dir.path(), ID, false).unwrap().as_deref(),
+            Some("thr-1")
+        );
         assert!(!is_archived(dir.path(), ID));
+        // Not archived, and held: unarchiving it succeeds without the hold.
+        let dir_handle = SessionDir::open(dir.path(), ID).unwrap();
+        let _held = dir_handle.hold().unwrap();
+        assert_eq!(set_archived(dir.path(), ID, false).unwrap(), None);
     }
 
     #[test]
