@@ -1,5 +1,5 @@
 //! ACP's unstable session methods refused, end to end with the real Codex (ADR 0036): unknown
-//! sessions (`-32002` with the id), malformed ids and titles (`-32602`), a bad `archived`
+//! sessions (`-32002` with the id), malformed ids and titles (`-32602`; a bare `/rename` too), a bad `archived`
 //! filter, a session another acplb has open (its title and archive mark refused, the session
 //! untouched), an archived session loaded or resumed (refused until unarchived), and a fork of
 //! a session whose turn is running (the fork goes on, the source's turn is not disturbed).
@@ -27,12 +27,12 @@ fn said(e: &agent_client_protocol::Error) -> (i32, String, String) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn unknown_sessions_malformed_ids_and_bad_titles_are_refused() {
+async fn unknown_sessions_and_malformed_ids_are_refused() {
     let mut live = Live::start();
     let ws = live.workspace();
     let updates = live.updates.clone();
     let unknown = SessionId::new("0b6a3f0e-0000-4000-8000-000000000000");
-    let (missing, malformed, titles, filter, forks) = live
+    let (missing, malformed, filter, forks) = live
         .acplb
         .client(&updates, async |cx| {
             let (_, s) = open_session(&cx, &ws).await?;
@@ -69,14 +69,6 @@ async fn unknown_sessions_malformed_ids_and_bad_titles_are_refused() {
                 .block_task()
                 .await;
             malformed.push(e.expect_err("a malformed id"));
-            let mut titles = Vec::new();
-            for title in ["", " \n\t ", &"x".repeat(257), "bell\u{7}"] {
-                let e = cx
-                    .send_request(SetSessionTitleRequest::new(s.session_id.clone(), title))
-                    .block_task()
-                    .await;
-                titles.push(e.expect_err("a bad title"));
-            }
             let filter = list(&cx, Some(SessionArchiveFilter::Other("sideways".into())))
                 .await
                 .expect_err("an unknown filter");
@@ -91,7 +83,7 @@ async fn unknown_sessions_malformed_ids_and_bad_titles_are_refused() {
             // The open session is untouched by all of it.
             let r = prompt(&cx, &s.session_id, "scenario:plain still here").await?;
             assert_eq!(r.stop_reason, StopReason::EndTurn);
-            Ok((missing, malformed, titles, filter, forks))
+            Ok((missing, malformed, filter, forks))
         })
         .await
         .unwrap();
@@ -111,6 +103,37 @@ async fn unknown_sessions_malformed_ids_and_bad_titles_are_refused() {
         assert_eq!((code, reason.as_str()), (-32602, "invalid_params"), "{message}");
         assert!(message.contains("is not a session id"), "{message}");
     }
+    assert!(said(&filter).2.contains("`archived` is one of"), "{filter:?}");
+    assert!(
+        said(&forks[0]).2.contains("cannot fork session `0b6a3f0e-"),
+        "{forks:?}"
+    );
+    assert!(said(&forks[1]).2.contains("is not a session id"), "{forks:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_overlong_and_control_character_titles_are_refused() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let titles = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let mut titles = Vec::new();
+            for title in ["", " \n\t ", &"x".repeat(257), "bell\u{7}"] {
+                let e = cx
+                    .send_request(SetSessionTitleRequest::new(s.session_id.clone(), title))
+                    .block_task()
+                    .await;
+                titles.push(e.expect_err("a bad title"));
+            }
+            // A bare `/rename` is the empty title, refused the same way, never a turn.
+            titles.push(prompt(&cx, &s.session_id, "/rename").await.expect_err("no title"));
+            Ok(titles)
+        })
+        .await
+        .unwrap();
     let messages: Vec<_> = titles.iter().map(said).collect();
     assert!(
         messages.iter().all(|(code, _, _)| *code == -32602),
@@ -122,12 +145,15 @@ async fn unknown_sessions_malformed_ids_and_bad_titles_are_refused() {
         "{messages:?}"
     );
     assert!(messages[3].2.contains("control character"), "{messages:?}");
-    assert!(said(&filter).2.contains("`archived` is one of"), "{filter:?}");
+    assert!(messages[4].2.contains("the title is empty"), "{messages:?}");
     assert!(
-        said(&forks[0]).2.contains("cannot fork session `0b6a3f0e-"),
-        "{forks:?}"
+        !live
+            .mock
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("/rename")),
+        "a refused /rename never reaches the model"
     );
-    assert!(said(&forks[1]).2.contains("is not a session id"), "{forks:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
