@@ -38,6 +38,7 @@ mod reattach;
 mod session_setup;
 mod sessions;
 mod sessions_cli;
+mod shelf;
 mod skills;
 mod subagents;
 mod terminal_output;

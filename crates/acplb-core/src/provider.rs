@@ -419,6 +419,20 @@ pub trait ProviderAdapter {
         let _ = thread_id;
         Ok(())
     }
+
+    /// Names conversation `thread_id` `title` in the provider's own records
+    /// (`session/set_title`, `/rename`); nothing to do by default.
+    async fn rename_thread(&self, thread_id: &str, title: &str) -> Result<(), ProviderError> {
+        let _ = (thread_id, title);
+        Ok(())
+    }
+
+    /// Archives (`archived`) or unarchives conversation `thread_id` in the provider's own
+    /// records (`session/archive`, `session/unarchive`); nothing to do by default.
+    async fn archive_thread(&self, thread_id: &str, archived: bool) -> Result<(), ProviderError> {
+        let _ = (thread_id, archived);
+        Ok(())
+    }
 }
 
 /// The provider side of one ACP session; owns whatever the provider keeps between turns.

@@ -18,6 +18,7 @@ mod providers;
 mod questions;
 mod queue;
 mod session_setup;
+mod shelf;
 mod signals;
 mod skills;
 mod stalled_open;

@@ -107,6 +107,24 @@ impl CodexAdapter {
     pub fn transport(&self) -> Transport {
         self.transport
     }
+
+    /// Runs `ask` on the shared server; on exec, on a `codex app-server` of its own, stopped
+    /// behind the answer (Codex's threads are the same files either way).
+    async fn on_a_server<T>(
+        &self,
+        ask: impl AsyncFnOnce(&AppServer) -> Result<T, ProviderError>,
+    ) -> Result<T, ProviderError> {
+        if let Some(server) = &self.server {
+            return ask(server).await;
+        }
+        let own = AppServer::new(CodexOptions {
+            transcript_dir: None,
+            ..self.options.clone()
+        });
+        let answer = ask(&own).await;
+        tokio::task::spawn_local(async move { own.shutdown().await });
+        answer
+    }
 }
 
 #[async_trait(?Send)]
@@ -173,16 +191,20 @@ impl ProviderAdapter for CodexAdapter {
     /// `thread/delete` on the shared server; on exec, on a `codex app-server` of its own,
     /// stopped behind the answer (as the model list is asked).
     async fn delete_thread(&self, thread_id: &str) -> Result<(), ProviderError> {
-        if let Some(server) = &self.server {
-            return appserver::forget::delete_thread(server, thread_id).await;
-        }
-        let own = AppServer::new(CodexOptions {
-            transcript_dir: None,
-            ..self.options.clone()
-        });
-        let deleted = appserver::forget::delete_thread(&own, thread_id).await;
-        tokio::task::spawn_local(async move { own.shutdown().await });
-        deleted
+        self.on_a_server(async |server| appserver::forget::delete_thread(server, thread_id).await)
+            .await
+    }
+
+    /// `thread/name/set`, on a server as [`Self::delete_thread`] asks.
+    async fn rename_thread(&self, thread_id: &str, title: &str) -> Result<(), ProviderError> {
+        self.on_a_server(async |server| appserver::forget::rename_thread(server, thread_id, title).await)
+            .await
+    }
+
+    /// `thread/archive` or `thread/unarchive`, on a server as [`Self::delete_thread`] asks.
+    async fn archive_thread(&self, thread_id: &str, archived: bool) -> Result<(), ProviderError> {
+        self.on_a_server(async |server| appserver::forget::archive_thread(server, thread_id, archived).await)
+            .await
     }
 
     async fn health(&self) -> Result<(), String> {

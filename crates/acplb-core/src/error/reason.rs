@@ -14,6 +14,8 @@ pub enum Reason {
     SessionOpening,
     /// Another acplb process has the kept session open.
     SessionHeld,
+    /// The kept session is archived (`session/archive`): unarchive it before loading it.
+    SessionArchived,
     /// This acplb keeps no sessions (no state directory), so it cannot load, resume or fork one.
     NotKept,
     /// The session has stopped (its actor ended); start a new one.
@@ -63,11 +65,12 @@ pub enum Reason {
 
 impl Reason {
     /// Every reason, in the README's order.
-    pub const ALL: [Reason; 26] = [
+    pub const ALL: [Reason; 27] = [
         Reason::InvalidParams,
         Reason::UnknownSession,
         Reason::SessionOpening,
         Reason::SessionHeld,
+        Reason::SessionArchived,
         Reason::NotKept,
         Reason::SessionStopped,
         Reason::Stopping,
@@ -99,6 +102,7 @@ impl Reason {
             Reason::UnknownSession => "unknown_session",
             Reason::SessionOpening => "session_opening",
             Reason::SessionHeld => "session_held",
+            Reason::SessionArchived => "session_archived",
             Reason::NotKept => "not_kept",
             Reason::SessionStopped => "session_stopped",
             Reason::Stopping => "stopping",

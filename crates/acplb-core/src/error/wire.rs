@@ -178,6 +178,20 @@ pub(crate) fn unknown_session(id: &str) -> Error {
     )
 }
 
+/// A request naming a session that does not exist, where ACP asks for `-32002` (resource not
+/// found: the unstable session methods), the id in `data`.
+pub(crate) fn not_found(reason: Reason, id: &str, message: &str) -> Error {
+    build(
+        Error::new(
+            agent_client_protocol::ErrorCode::RESOURCE_NOT_FOUND,
+            "Resource not found",
+        ),
+        reason,
+        message,
+        json!({ "sessionId": id }),
+    )
+}
+
 /// `error` with `message` as its message (editors show it, so it says what happened rather
 /// than "Internal error") and `data`: the message again, the reason, and the `extra` fields.
 fn build(mut error: Error, reason: Reason, message: &str, extra: Value) -> Error {

@@ -7,10 +7,9 @@ use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{DeleteSessionResponse, SessionId};
 
 use super::durable::{self, READ_LIMIT};
-use super::store::{Store, send};
+use super::store::Store;
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
-use crate::session::SessionMsg;
 use crate::sessions::delete::{self, DeleteError};
 use crate::sessions::hold::HoldError;
 
@@ -37,20 +36,12 @@ impl Store {
             )));
             return;
         }
-        let open = self.sessions.remove(&id);
-        if let Some(handle) = &open {
-            send(&handle.tx, SessionMsg::Close);
-        }
+        let open = self.close_for(&id);
         let provider = self.provider.clone();
         tokio::task::spawn_local(async move {
-            if let Some(handle) = open {
-                if let Err(e) = handle.task.await {
-                    tracing::error!(session = %id, error = %e, "session actor ended abnormally");
-                }
-                if let Some(writer) = durability.registry.as_ref() {
-                    // What the closed session told the registry lands before its entry goes.
-                    writer.flush().await;
-                }
+            if let Some(open) = open {
+                // What the closed session told the registry lands before its entry goes.
+                open.closed(&durability).await;
             }
             let (state, owned) = (durability.state_dir.clone(), id.to_string());
             let deleted = durable::off_loop("deleting the session", READ_LIMIT, move || {

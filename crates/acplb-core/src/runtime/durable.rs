@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agent_client_protocol::Error;
-use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionInfo};
+use agent_client_protocol::v1::schema::{ListSessionsResponse, SessionArchiveFilter, SessionInfo};
 
 use crate::error::Reason;
 use crate::error::wire;
@@ -133,6 +133,14 @@ fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
         HoldError::Here { .. } => wire::invalid_params(Reason::SessionOpening, e.to_string()),
         HoldError::Elsewhere { .. } => wire::invalid_params(Reason::SessionHeld, e.to_string()),
     })?;
+    if crate::sessions::shelf::is_archived(state, id) {
+        return Err(wire::invalid_params(
+            Reason::SessionArchived,
+            format!(
+                "session `{id}` is archived; unarchive it (session/unarchive) before loading or resuming it"
+            ),
+        ));
+    }
     let path = dir.journal_path();
     let mut history = journal::read_in(&dir).map_err(|e| match e {
         JournalError::Missing { .. } => unknown(),
@@ -183,7 +191,17 @@ pub(super) async fn list(
     durability: &Durability,
     cwd: Option<PathBuf>,
     cursor: Option<String>,
+    archived: Option<SessionArchiveFilter>,
 ) -> Result<ListSessionsResponse, Error> {
+    let wanted = match archived.unwrap_or_default() {
+        SessionArchiveFilter::Exclude => |e: &crate::sessions::registry::Entry| !e.archived,
+        SessionArchiveFilter::Include => |_: &crate::sessions::registry::Entry| true,
+        SessionArchiveFilter::Only => |e: &crate::sessions::registry::Entry| e.archived,
+        other => {
+            let message = format!("`archived` is one of `exclude`, `include`, `only`, not {other:?}");
+            return Err(wire::invalid_params(Reason::InvalidParams, message));
+        }
+    };
     let registry = Registry::new(&durability.state_dir);
     let read = tokio::task::spawn_blocking(move || -> Result<ListSessionsResponse, Error> {
         let listing = registry.all().map_err(|e| {
@@ -198,7 +216,7 @@ pub(super) async fn list(
         let entries: Vec<_> = listing
             .into_entries()
             .into_iter()
-            .filter(|e| e.effective_status() != Status::Unknown)
+            .filter(|e| e.effective_status() != Status::Unknown && wanted(e))
             .collect();
         let page = page(entries, cwd.as_deref(), cursor.as_deref(), DEFAULT_PAGE_SIZE)
             .map_err(|e| wire::invalid_params(Reason::InvalidParams, e.to_string()))?;
@@ -209,6 +227,7 @@ pub(super) async fn list(
                 SessionInfo::new(e.session_id, e.cwd)
                     .title(e.title)
                     .updated_at(e.last_active)
+                    .archived(e.archived.then_some(true))
             })
             .collect();
         Ok(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))

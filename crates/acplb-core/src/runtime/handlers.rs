@@ -3,6 +3,10 @@
 
 use agent_client_protocol::JsonRpcRequest;
 use agent_client_protocol::v1::schema::{
+    ArchiveSessionRequest, ForkSessionRequest, SessionStatusRequest, SetSessionTitleRequest,
+    UnarchiveSessionRequest,
+};
+use agent_client_protocol::v1::schema::{
     AuthenticateRequest, CancelNotification, CloseSessionRequest, DeleteSessionRequest, InitializeRequest,
     ListSessionsRequest, LoadSessionRequest, LogoutRequest, NewSessionRequest, PromptRequest,
     ResumeSessionRequest, SetSessionConfigOptionRequest, SetSessionModeRequest,
@@ -14,6 +18,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use super::ServerOptions;
 use super::routing::RoutingCall;
+use super::shelf::ShelfCommand;
 use super::store::Command;
 
 /// The one request handler, for every ACP request: `forward!(tx, |req: R, responder, cx| cmd)`
@@ -34,10 +39,7 @@ macro_rules! forward {
 }
 
 /// Serves ACP on `transport` with handlers that forward to `tx`, until the client hangs up.
-#[allow(
-    clippy::too_many_lines,
-    reason = "one builder chain with one short entry per ACP method; each handler's type is the chain's, so it cannot be split into functions"
-)]
+#[allow(clippy::too_many_lines, reason = "a table: one forward per ACP method")]
 pub(super) async fn serve(
     tx: UnboundedSender<Command>,
     options: &ServerOptions,
@@ -121,6 +123,40 @@ pub(super) async fn serve(
         .on_receive_request(
             forward!(tx, |req: DeleteSessionRequest, responder, _| {
                 Command::DeleteSession { req, responder }
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: ForkSessionRequest, responder, cx| {
+                Command::Shelf(ShelfCommand::Fork {
+                    req: Box::new(req),
+                    responder,
+                    cx,
+                })
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: SetSessionTitleRequest, responder, _| {
+                Command::Shelf(ShelfCommand::Title { req, responder })
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: ArchiveSessionRequest, responder, _| {
+                Command::Shelf(ShelfCommand::Archive { req, responder })
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: UnarchiveSessionRequest, responder, _| {
+                Command::Shelf(ShelfCommand::Unarchive { req, responder })
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: SessionStatusRequest, responder, _| {
+                Command::Shelf(ShelfCommand::Status { req, responder })
             }),
             on_receive_request!(),
         )

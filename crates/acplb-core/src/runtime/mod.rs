@@ -11,8 +11,10 @@ mod open;
 mod reattach;
 mod refuse;
 mod routing;
+mod shelf;
 mod start;
 mod store;
+mod title;
 
 use std::future::Future;
 use std::rc::Rc;
@@ -24,6 +26,9 @@ use agent_client_protocol::{Agent, ConnectTo};
 pub use delete::{NOT_FOUND, THREAD_KEPT};
 pub use durable::Durability;
 pub use fork::FORK_OF;
+pub use shelf::THREAD_UNCHANGED;
+pub(crate) use title::rename_command;
+pub use title::{THREAD_NOT_RENAMED, TITLE_LIMIT};
 
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    AvailableCommandsUpdate, ContentBlock, ContentChunk, LoadSessionResponse, McpServer, NewSessionResponse,
-    Notice, NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionModeState,
+    AvailableCommandsUpdate, ContentBlock, ContentChunk, LoadSessionResponse, McpServer, Notice,
+    NoticeSeverity, ResumeSessionResponse, SessionConfigOption, SessionId, SessionModeState,
     SessionNotification, SessionUpdate,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -35,9 +35,9 @@ use crate::sessions::registry::{Entry, Status, Tracked};
 /// The request a session is opened for, and how it is answered.
 #[derive(Debug)]
 pub(super) enum Reply {
-    /// `session/new`, forking the kept session `fork_of` when set.
+    /// `session/new` (or `session/fork`), forking the kept session `fork_of` when set.
     New {
-        responder: Responder<NewSessionResponse>,
+        responder: super::shelf::NewReply,
         fork_of: Option<String>,
         /// The request's `_meta`, for the provider.
         meta: serde_json::Map<String, serde_json::Value>,
@@ -49,7 +49,7 @@ pub(super) enum Reply {
 impl Reply {
     pub(super) fn error(self, error: agent_client_protocol::Error) {
         match self {
-            Reply::New { responder, .. } => reply(responder.respond_with_error(error)),
+            Reply::New { responder, .. } => responder.error(error),
             Reply::Load(r) => reply(r.respond_with_error(error)),
             Reply::Resume(r) => reply(r.respond_with_error(error)),
         }
@@ -57,9 +57,7 @@ impl Reply {
 
     pub(super) fn ok(self, id: SessionId, modes: SessionModeState, options: Vec<SessionConfigOption>) {
         match self {
-            Reply::New { responder, .. } => {
-                reply(responder.respond(NewSessionResponse::new(id).modes(modes).config_options(options)));
-            }
+            Reply::New { responder, .. } => responder.ok(id, modes, options),
             Reply::Load(r) => {
                 reply(r.respond(LoadSessionResponse::new().modes(modes).config_options(options)));
             }

@@ -94,6 +94,8 @@ pub(crate) enum Command {
     },
     /// `providers/*`.
     Routing(super::routing::RoutingCall),
+    /// `session/fork`, `set_title`, `archive`, `unarchive`, `status` (`shelf.rs`).
+    Shelf(super::shelf::ShelfCommand),
 }
 
 pub(super) struct SessionHandle {
@@ -126,7 +128,7 @@ impl Store {
     ) -> Self {
         let (opened_tx, opened_rx) = unbounded_channel();
         Self {
-            capabilities: provider.capabilities(),
+            capabilities: super::title::with_rename(provider.capabilities()),
             provider,
             pipelines,
             options,
@@ -225,7 +227,7 @@ impl Store {
                     req.mcp_servers,
                     asked,
                     Reply::New {
-                        responder,
+                        responder: super::shelf::NewReply::New(responder),
                         fork_of,
                         meta: req.meta.clone().unwrap_or_default(),
                     },
@@ -266,10 +268,8 @@ impl Store {
             Command::Logout { responder } => self.logout(responder),
             Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
             Command::Routing(call) => self.routing(call),
-            Command::Prompt { req, responder } => match self.sessions.get(&req.session_id) {
-                Some(h) => send(&h.tx, SessionMsg::Prompt { req, responder }),
-                None => unknown(&req.session_id, responder),
-            },
+            Command::Shelf(cmd) => self.on_shelf(cmd),
+            Command::Prompt { req, responder } => self.route_prompt(req, responder),
             Command::Cancel { session_id } => {
                 if let Some(h) = self.sessions.get(&session_id) {
                     send(&h.tx, SessionMsg::Cancel);
@@ -317,6 +317,7 @@ impl Store {
                 .list(SessionListCapabilities::new())
                 .resume(SessionResumeCapabilities::new())
                 .delete(SessionDeleteCapabilities::new());
+            sessions = super::shelf::capabilities(sessions);
         }
         let caps = AgentCapabilities::new()
             .load_session(durable)
@@ -392,7 +393,7 @@ impl Store {
             return;
         };
         tokio::task::spawn_local(async move {
-            match durable::list(&durability, req.cwd, req.cursor).await {
+            match durable::list(&durability, req.cwd, req.cursor, req.archived).await {
                 Ok(response) => reply(responder.respond(response)),
                 Err(e) => reply(responder.respond_with_error(e)),
             }
@@ -410,6 +411,6 @@ pub(super) fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
     }
 }
 
-fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
+pub(super) fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
     reply(responder.respond_with_error(wire::unknown_session(&id.to_string())));
 }

@@ -9,4 +9,5 @@ pub mod hold;
 pub mod journal;
 pub mod queue;
 pub mod registry;
+pub mod shelf;
 pub mod state;

@@ -165,7 +165,9 @@ async fn the_command_list_follows_session_new_when_the_provider_has_commands() {
     );
     serve(&provider, &timeline, options(), async |editor| {
         let session = editor.start().await;
-        timeline.wait_for("client commands: review, compact").await;
+        timeline
+            .wait_for("client commands: review, compact, rename")
+            .await;
         let listed: Vec<_> = editor
             .updates()
             .into_iter()
@@ -183,9 +185,9 @@ async fn a_command_list_the_provider_learns_later_reaches_the_open_session() {
     let provider = Scripted::with_commands(&timeline, &[("review", "Review the changes")]);
     serve(&provider, &timeline, options(), async |editor| {
         let session = editor.start().await;
-        timeline.wait_for("client commands: review").await;
+        timeline.wait_for("client commands: review, rename").await;
         provider.offer_commands(&[("review", "Review the changes"), ("$demo", "Skill: a demo")]);
-        timeline.wait_for("client commands: review, $demo").await;
+        timeline.wait_for("client commands: review, $demo, rename").await;
         let listed: Vec<_> = editor
             .updates()
             .into_iter()
@@ -206,7 +208,7 @@ async fn a_command_list_learned_after_a_cancel_waits_for_the_editors_next_reques
     provider.script("one", vec![say("one begins"), Step::Wait(gate.clone())]);
     serve(&provider, &timeline, options(), async |editor| {
         let session = editor.start().await;
-        timeline.wait_for("client commands: review").await;
+        timeline.wait_for("client commands: review, rename").await;
         let turn = editor.prompt(&session, "one");
         timeline.wait_for("provider start one").await;
         editor.barrier(&session).await;
@@ -217,25 +219,25 @@ async fn a_command_list_learned_after_a_cancel_waits_for_the_editors_next_reques
         // Paused time: the session has long been idle when this returns.
         tokio::time::sleep(Duration::from_secs(5)).await;
         assert!(
-            !timeline.has("client commands: review, $demo"),
+            !timeline.has("client commands: review, $demo, rename"),
             "an update followed the cancelled answer"
         );
         let after = within("the next prompt", editor.prompt(&session, "two")).await;
         assert_eq!(stop_name(after.unwrap().unwrap().stop_reason), "end_turn");
-        timeline.wait_for("client commands: review, $demo").await;
+        timeline.wait_for("client commands: review, $demo, rename").await;
     })
     .await;
 }
 
 #[tokio::test(start_paused = true)]
-async fn no_command_list_when_the_provider_has_none() {
+async fn only_acplbs_own_rename_is_listed_when_the_provider_has_no_commands() {
     let timeline = Timeline::default();
     let provider = Scripted::new(&timeline);
     serve(&provider, &timeline, options(), async |editor| {
         let session = editor.start().await;
-        // The list would be sent before anything the session answers later.
+        // The list is sent before anything the session answers later.
         editor.barrier(&session).await;
-        assert!(timeline.of("client commands:").is_empty());
+        assert_eq!(timeline.of("client commands:"), ["client commands: rename"]);
     })
     .await;
 }

@@ -21,6 +21,9 @@ pub(crate) const THREAD_INJECT_ITEMS: &str = "thread/inject_items";
 pub(crate) const THREAD_COMPACT_START: &str = "thread/compact/start";
 /// Deletes a saved thread (its rollout) for good.
 pub(crate) const THREAD_DELETE: &str = "thread/delete";
+pub(crate) const THREAD_NAME_SET: &str = "thread/name/set";
+pub(crate) const THREAD_ARCHIVE: &str = "thread/archive";
+pub(crate) const THREAD_UNARCHIVE: &str = "thread/unarchive";
 /// Starts a turn.
 pub(crate) const TURN_START: &str = "turn/start";
 /// Adds input to the running turn.

@@ -129,6 +129,28 @@ pub(crate) struct ThreadDelete {
     pub(crate) thread_id: String,
 }
 
+/// `thread/name/set`: thread `thread_id` named (`session/set_title`, `/rename`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadNameSet {
+    pub(crate) thread_id: String,
+    pub(crate) name: String,
+}
+
+/// `thread/archive`: thread `thread_id` archived (`session/archive`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadArchive {
+    pub(crate) thread_id: String,
+}
+
+/// `thread/unarchive`: thread `thread_id` unarchived (`session/unarchive`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadUnarchive {
+    pub(crate) thread_id: String,
+}
+
 /// `turn/start`: a prompt, with the turn's mode and settings.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -265,6 +287,9 @@ methods! {
     ThreadInjectItems => THREAD_INJECT_ITEMS,
     ThreadCompactStart => THREAD_COMPACT_START,
     ThreadDelete => THREAD_DELETE,
+    ThreadNameSet => THREAD_NAME_SET,
+    ThreadArchive => THREAD_ARCHIVE,
+    ThreadUnarchive => THREAD_UNARCHIVE,
     TurnStart => TURN_START,
     TurnSteer => TURN_STEER,
     TurnInterrupt => TURN_INTERRUPT,

@@ -49,7 +49,8 @@ impl SessionActor {
 
     /// The provider's slash commands changed (it listed skills, one was added): the editor
     /// sees the whole new list at once.
-    pub(super) fn commands_changed(&mut self, offered: Vec<AvailableCommand>) {
+    pub(super) fn commands_changed(&mut self, mut offered: Vec<AvailableCommand>) {
+        offered.push(crate::runtime::rename_command());
         tracing::debug!(session = %self.id, commands = offered.len(), "the provider's commands changed");
         self.notify(SessionUpdate::AvailableCommandsUpdate(
             AvailableCommandsUpdate::new(offered),

@@ -10,6 +10,7 @@ mod queued;
 mod start;
 mod steer;
 mod summary;
+mod title;
 mod unrecorded;
 
 use std::collections::VecDeque;
@@ -110,6 +111,8 @@ pub(crate) struct SessionActor {
     hold: Rc<Hold>,
     /// Whether the client declared form elicitation.
     forms: bool,
+    /// The title the client set, if it did: the first prompt does not become one then.
+    titled: Option<String>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -160,6 +163,7 @@ impl SessionActor {
             inbox: parts.inbox,
             hold: Rc::default(),
             forms: parts.forms,
+            titled: None,
         }
     }
 
@@ -278,6 +282,7 @@ impl SessionActor {
             }
             SessionMsg::Reattach { hold, answer } => self.reattach(hold, answer),
             SessionMsg::Replayed => self.hold.release(&self.cx, &self.flow),
+            SessionMsg::SetTitle { title, said, answer } => self.set_title(title, said, answer),
             SessionMsg::QueueOpened(queue) => self.on_queue_opened(queue),
             SessionMsg::QueueWake => self.pull_queue(),
             SessionMsg::QueueClaimed { queue, result } => self.on_queue_claimed(queue, result),

@@ -39,6 +39,14 @@ pub(crate) enum SessionMsg {
         hold: bool,
         answer: tokio::sync::oneshot::Sender<Attached>,
     },
+    /// `session/set_title` or `/rename` (`said`: also told in the conversation): the title is
+    /// shown, recorded and kept from being replaced by the first prompt; `answer` gets the
+    /// provider's thread, for it to be renamed too.
+    SetTitle {
+        title: String,
+        said: bool,
+        answer: tokio::sync::oneshot::Sender<Option<String>>,
+    },
     /// The load's replay was sent (or failed): the held updates go out.
     Replayed,
     /// The session's input queue is open (claims left by a dead acplb taken back) and watched.
@@ -63,6 +71,7 @@ impl SessionMsg {
             SessionMsg::Cancel
             | SessionMsg::Reattach { .. }
             | SessionMsg::Replayed
+            | SessionMsg::SetTitle { .. }
             | SessionMsg::Shutdown
             | SessionMsg::Close
             | SessionMsg::QueueOpened(_)

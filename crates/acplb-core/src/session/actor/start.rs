@@ -51,6 +51,7 @@ impl SessionActor {
             if let Some(registry) = &self.registry {
                 registry.busy(true);
                 if turn_no == 1
+                    && self.titled.is_none()
                     && let Some(title) = first_text_line(&req.prompt)
                 {
                     registry.title(title);

@@ -86,6 +86,16 @@ impl Journal {
         Ok(journal)
     }
 
+    /// Opens the existing journal in `dir` to add a record to a session no process has open
+    /// (a title set from outside: `session/set_title`), for the caller holding it (`hold`);
+    /// unlike [`Journal::reopen`] it writes no `reopened` line. Blocking.
+    pub fn amend(dir: &SessionDir, hold: Hold, limit: u64) -> io::Result<Self> {
+        let file = dir.file(JOURNAL, Access::Append { create: false })?;
+        let journal = Self::with_file(dir, file, hold, limit, None)?;
+        journal.loss.torn.set(!ends_a_line(dir)?);
+        Ok(journal)
+    }
+
     fn with_file(
         dir: &SessionDir,
         file: File,
@@ -168,6 +178,11 @@ impl Journal {
         }
         *self.thread.borrow_mut() = Some(id.to_owned());
         self.write(&Record::Thread { id: id.to_owned() });
+    }
+
+    /// The provider's thread id it last recorded, if any.
+    pub fn thread_id(&self) -> Option<String> {
+        self.thread.borrow().clone()
     }
 
     /// Records a mode change.

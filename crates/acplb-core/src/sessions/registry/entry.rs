@@ -47,6 +47,10 @@ pub struct Entry {
     /// The acplb process that has the session open.
     #[serde(default)]
     pub pid: Option<u32>,
+    /// Archived (`session/archive`): left out of `session/list` unless asked for, refused by
+    /// `session/load` and `session/resume` until unarchived.
+    #[serde(default)]
+    pub archived: bool,
 }
 
 /// Where a session stands.
@@ -104,6 +108,7 @@ impl Entry {
             title: None,
             tag: None,
             pid: Some(std::process::id()),
+            archived: false,
         }
     }
 
