@@ -39,5 +39,6 @@ mod sessions_cli;
 mod skills;
 mod subagents;
 mod terminal_output;
+mod tool_names;
 pub mod upgrade;
 mod worker;

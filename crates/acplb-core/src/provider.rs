@@ -239,6 +239,9 @@ pub struct SessionSetup {
     /// `terminal` content and the `terminal_info` / `terminal_output` / `terminal_exit` `_meta`
     /// of tool call updates, never a `terminal/*` request.
     pub client_terminal_output: bool,
+    /// Whether the client advertised `clientCapabilities.session.compaction`: only then may
+    /// the provider send `compaction_update` and `compaction_summary_chunk` (ADR 0037).
+    pub client_compaction: bool,
     /// Set when the session continues one from an earlier process (`session/load`,
     /// `session/resume`): the conversation to go on with.
     pub resume: Option<Resume>,

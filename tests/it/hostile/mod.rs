@@ -4,7 +4,7 @@
 
 mod appserver;
 mod cli;
-mod codex;
+pub(crate) mod codex;
 mod composer;
 mod delete;
 mod flow;
