@@ -17,6 +17,7 @@ mod appserver;
 mod atm;
 mod cli;
 mod codex;
+mod compaction;
 mod config;
 mod delete;
 mod fork;

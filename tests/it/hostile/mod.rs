@@ -5,6 +5,7 @@
 mod appserver;
 mod cli;
 pub(crate) mod codex;
+mod compaction;
 mod composer;
 mod delete;
 mod flow;
