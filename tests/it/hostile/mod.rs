@@ -25,6 +25,7 @@ mod state;
 mod stderr_secrets;
 mod subagents;
 mod terminal_output;
+mod tool_names;
 mod unresponsive;
 mod upgrade;
 mod wire;
