@@ -15,6 +15,7 @@
 mod acpx;
 mod appserver;
 mod atm;
+mod auth_status;
 mod cli;
 mod codex;
 mod compaction;

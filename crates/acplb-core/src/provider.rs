@@ -403,6 +403,14 @@ pub trait ProviderAdapter {
         })
     }
 
+    /// Who is signed in (`auth/status`, unstable ACP: ADR 0037); unknown by default.
+    async fn auth_status(
+        &self,
+    ) -> Result<agent_client_protocol::v1::schema::AuthStatusResponse, AuthFailure> {
+        use agent_client_protocol::v1::schema::{AuthState, AuthStatusResponse};
+        Ok(AuthStatusResponse::new(AuthState::Unknown))
+    }
+
     /// Signs the user out (`logout`).
     async fn logout(&self) -> Result<(), AuthFailure> {
         Err(AuthFailure::Failed(

@@ -32,6 +32,10 @@ macro_rules! forward {
 }
 
 /// Serves ACP on `transport` with handlers that forward to `tx`, until the client hangs up.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one registration per ACP method, each only forwarding; splitting the builder chain would not read better"
+)]
 pub(super) async fn serve(
     tx: UnboundedSender<Command>,
     options: &ServerOptions,
@@ -110,6 +114,15 @@ pub(super) async fn serve(
             forward!(tx, |_req: LogoutRequest, responder, _| Command::Logout {
                 responder
             }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(
+                tx,
+                |_req: agent_client_protocol::v1::schema::AuthStatusRequest, responder, _| {
+                    Command::AuthStatus { responder }
+                }
+            ),
             on_receive_request!(),
         )
         .on_receive_request(
