@@ -15,8 +15,10 @@
 mod acpx;
 mod appserver;
 mod atm;
+mod auth_status;
 mod cli;
 mod codex;
+mod compaction;
 mod config;
 mod delete;
 mod fork;
@@ -42,5 +44,6 @@ mod shelf;
 mod skills;
 mod subagents;
 mod terminal_output;
+mod tool_names;
 pub mod upgrade;
 mod worker;

@@ -90,12 +90,17 @@ async fn a_subagent_shows_as_a_tool_call_with_its_task_work_and_result() {
     if on_exec() {
         let (call, last) = subagent(&live.updates, "Waiting for subagents");
         assert_eq!(call["kind"], "think");
+        assert_eq!(call["name"], "wait_agent", "{call}");
         assert_eq!(last["status"], "completed");
         assert!(exec_notice_shown(&live.updates), "{:?}", live.updates.json());
         return;
     }
     let (call, last) = subagent(&live.updates, "Subagent: lister");
     assert_eq!(call["kind"], "think");
+    // The subagent's call is named by the tool that started it (the calls of the
+    // collaboration tools themselves fold into it).
+    assert_eq!(call["name"], "spawn_agent", "{call}");
+    assert_eq!(crate::tool_names::names(&live.updates), ["spawn_agent"]);
     assert_eq!(call["status"], "in_progress");
     assert_eq!(last["status"], "completed", "{last}");
     let content = text(&last);

@@ -24,6 +24,13 @@ pub fn terminal_output(client: &ClientCapabilities) -> bool {
     }
 }
 
+/// Whether the client takes ACP's compaction updates: it advertised
+/// `clientCapabilities.session.compaction` as an object (`{}`). The SDK reads any other value
+/// (`true`, a string) as absent, so such a client keeps notices.
+pub fn compaction(client: &ClientCapabilities) -> bool {
+    client.session.as_ref().is_some_and(|s| s.compaction.is_some())
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -43,5 +50,18 @@ mod tests {
         assert!(!terminal_output(&caps(&object)));
         assert!(!terminal_output(&caps(&json!({"terminal_output_delta": true}))));
         assert!(!terminal_output(&ClientCapabilities::default()));
+    }
+
+    #[test]
+    fn only_an_object_asks_for_compaction_updates() {
+        let with = |session: &Value| -> ClientCapabilities {
+            serde_json::from_value(json!({ "session": session })).unwrap()
+        };
+        assert!(compaction(&with(&json!({"compaction": {}}))));
+        assert!(!compaction(&with(&json!({"compaction": null}))));
+        assert!(!compaction(&with(&json!({"compaction": true}))));
+        assert!(!compaction(&with(&json!({"compaction": "yes"}))));
+        assert!(!compaction(&with(&json!({}))));
+        assert!(!compaction(&ClientCapabilities::default()));
     }
 }

@@ -239,6 +239,9 @@ pub struct SessionSetup {
     /// `terminal` content and the `terminal_info` / `terminal_output` / `terminal_exit` `_meta`
     /// of tool call updates, never a `terminal/*` request.
     pub client_terminal_output: bool,
+    /// Whether the client advertised `clientCapabilities.session.compaction`: only then may
+    /// the provider send `compaction_update` and `compaction_summary_chunk` (ADR 0037).
+    pub client_compaction: bool,
     /// Set when the session continues one from an earlier process (`session/load`,
     /// `session/resume`): the conversation to go on with.
     pub resume: Option<Resume>,
@@ -398,6 +401,14 @@ pub trait ProviderAdapter {
             method: method.to_owned(),
             known: Vec::new(),
         })
+    }
+
+    /// Who is signed in (`auth/status`, unstable ACP: ADR 0037); unknown by default.
+    async fn auth_status(
+        &self,
+    ) -> Result<agent_client_protocol::v1::schema::AuthStatusResponse, AuthFailure> {
+        use agent_client_protocol::v1::schema::{AuthState, AuthStatusResponse};
+        Ok(AuthStatusResponse::new(AuthState::Unknown))
     }
 
     /// Signs the user out (`logout`).

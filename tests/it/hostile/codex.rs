@@ -60,7 +60,7 @@ pub(super) fn unique_secret(tag: &str) -> String {
 
 /// The `playback` binary (its `mcp-echo` is the MCP server here), built next to `acplb`: cargo
 /// builds only this package's binaries for these tests.
-fn playback_bin() -> PathBuf {
+pub(crate) fn playback_bin() -> PathBuf {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     BUILT
         .get_or_init(|| {

@@ -4,7 +4,8 @@
 
 mod appserver;
 mod cli;
-mod codex;
+pub(crate) mod codex;
+mod compaction;
 mod composer;
 mod delete;
 mod flow;
@@ -27,6 +28,7 @@ mod state;
 mod stderr_secrets;
 mod subagents;
 mod terminal_output;
+mod tool_names;
 mod unresponsive;
 mod upgrade;
 mod wire;

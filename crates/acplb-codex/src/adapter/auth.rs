@@ -159,6 +159,18 @@ impl Auth {
     }
 
     /// `logout`; a device-code sign-in waiting for the user is stopped too.
+    /// Who is signed in (`auth/status`): `account/read` on the shared server or, on exec, a
+    /// `codex app-server` of its own.
+    pub(super) async fn status(
+        &self,
+        shared: Option<&AppServer>,
+    ) -> Result<agent_client_protocol::v1::schema::AuthStatusResponse, AuthFailure> {
+        let (server, own) = self.server(shared);
+        let read = account::read(&server).await;
+        stop_own(server, own);
+        read.map(|a| a.status()).map_err(AuthFailure::Failed)
+    }
+
     pub(super) async fn logout(&self, shared: Option<&AppServer>) -> Result<(), AuthFailure> {
         let earlier = self.pending.borrow_mut().take();
         if let Some(pending) = earlier {

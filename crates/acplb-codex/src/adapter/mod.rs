@@ -236,6 +236,12 @@ impl ProviderAdapter for CodexAdapter {
     async fn logout(&self) -> Result<(), AuthFailure> {
         self.auth.logout(self.server.as_ref()).await
     }
+
+    async fn auth_status(
+        &self,
+    ) -> Result<agent_client_protocol::v1::schema::AuthStatusResponse, AuthFailure> {
+        self.auth.status(self.server.as_ref()).await
+    }
 }
 
 #[cfg(test)]

@@ -49,6 +49,32 @@ impl Account {
     }
 }
 
+impl Account {
+    /// As ACP's `auth/status` answer (unstable, ADR 0037): no OpenAI sign-in needed, nobody,
+    /// or the one account with its kind and email; never a key.
+    pub(crate) fn status(&self) -> agent_client_protocol::v1::schema::AuthStatusResponse {
+        use agent_client_protocol::v1::schema::{AuthAccount, AuthState, AuthStatusResponse};
+        let Some(kind) = self.kind.as_deref() else {
+            let state = if self.requires_openai_auth {
+                AuthState::Unauthenticated
+            } else {
+                AuthState::NotRequired
+            };
+            return AuthStatusResponse::new(state);
+        };
+        let label = match kind {
+            "apiKey" => "OpenAI API key",
+            "chatgpt" => "ChatGPT",
+            other => other,
+        };
+        let account = AuthAccount::new(label)
+            .active(true)
+            .email(self.email.clone())
+            .description(self.plan.as_ref().map(|p| format!("plan {p}")));
+        AuthStatusResponse::new(AuthState::Authenticated).accounts(vec![account])
+    }
+}
+
 /// A device-code sign-in under way: the page to open and the code to enter there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DeviceCode {
@@ -182,5 +208,25 @@ mod tests {
             "not signed in; the configured model provider needs no OpenAI sign-in"
         );
         assert!(parse_account(&json!({"userId": null})).is_err());
+    }
+
+    #[test]
+    fn an_account_as_acps_auth_status() {
+        let status = |answer: Value| serde_json::to_value(parse_account(&answer).unwrap().status()).unwrap();
+        let chatgpt = status(
+            json!({"account": {"type": "chatgpt", "email": "a@example.com", "planType": "plus"},
+            "requiresOpenaiAuth": true}),
+        );
+        assert_eq!(
+            chatgpt,
+            json!({"state": "authenticated", "accounts": [{"label": "ChatGPT", "description": "plan plus",
+                "active": true, "email": "a@example.com"}]})
+        );
+        let key = status(json!({"account": {"type": "apiKey"}, "requiresOpenaiAuth": true}));
+        assert_eq!(key["accounts"][0]["label"], "OpenAI API key");
+        let nobody = status(json!({"account": null, "requiresOpenaiAuth": true}));
+        assert_eq!(nobody, json!({"state": "unauthenticated"}));
+        let custom = status(json!({"account": null, "requiresOpenaiAuth": false}));
+        assert_eq!(custom["state"], "not_required");
     }
 }

@@ -27,6 +27,7 @@ use super::decode::AppDecoder;
 use super::protocol::methods;
 use super::tools::command_call;
 pub use super::user_input::answer_user_input;
+use crate::render::names;
 
 mod mcp;
 mod permissions;
@@ -136,7 +137,8 @@ impl Choices {
 fn shown(call: &ToolCall) -> ToolCallUpdateFields {
     let mut fields = ToolCallUpdateFields::new()
         .title(call.title.clone())
-        .kind(call.kind);
+        .kind(call.kind)
+        .name(call.name.clone());
     // A terminal is not shown in the question: the client may show the question apart from
     // the call, where the terminal's id means nothing (ADR 0033).
     let content: Vec<ToolCallContent> = call
@@ -308,6 +310,7 @@ fn file_change(params: &Value, decoder: &AppDecoder) -> Ask {
         Some(open) => shown(&open.call),
         None => ToolCallUpdateFields::new()
             .title("Edit files")
+            .name(names::APPLY_PATCH.to_owned())
             .kind(ToolKind::Edit),
     };
     let mut lines = Vec::new();

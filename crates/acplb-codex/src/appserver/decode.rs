@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 
 use agent_client_protocol::v1::schema::{
-    PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields,
+    CompactionStatus, PlanEntryStatus, SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdateFields,
 };
 use serde_json::Value;
 
@@ -32,6 +32,7 @@ use crate::render::live::LiveOutput;
 use crate::render::{Warnings, emit, usage::Totals};
 use items::item;
 
+mod compaction;
 mod items;
 
 /// A tool call shown as started and not yet finished.
@@ -60,6 +61,8 @@ pub struct AppDecoder {
     warnings: Warnings,
     /// Warnings shown as thoughts, for their ids.
     warning_thoughts: usize,
+    /// The compaction running, by the id its updates carry (`compaction.rs`).
+    compacting: Option<String>,
 }
 
 impl AppDecoder {
@@ -74,6 +77,7 @@ impl AppDecoder {
             pending_error: None,
             warnings: Warnings::default(),
             warning_thoughts: 0,
+            compacting: None,
         }
     }
 
@@ -113,6 +117,7 @@ impl AppDecoder {
         out: &mut Vec<SessionUpdate>,
     ) {
         self.flush_pending_error(out);
+        self.compaction_ended(CompactionStatus::Cancelled, reason, out);
         for mut open in self.open.drain(..) {
             let id = open.call.tool_call_id;
             let mut content = open.call.content;
@@ -288,6 +293,17 @@ impl AppDecoder {
                 failure(error)
             }
         };
+        match &end {
+            TurnEnd::Interrupted => self.compaction_ended(CompactionStatus::Cancelled, None, out),
+            TurnEnd::Failed { message, .. } => {
+                self.compaction_ended(CompactionStatus::Failed, Some(message.as_str()), out);
+            }
+            TurnEnd::Completed => self.compaction_ended(
+                CompactionStatus::Failed,
+                Some("The turn ended before the compaction finished."),
+                out,
+            ),
+        }
         let reason = match end {
             TurnEnd::Interrupted => "Cancelled before it finished.",
             TurnEnd::Failed { .. } => "The turn failed before this finished.",

@@ -22,6 +22,7 @@ use crate::output::{StreamedOutput, bounded_string, fenced_bounded};
 use crate::render::DecoderOptions;
 use crate::render::edits::display_path;
 use crate::render::emit::ended;
+use crate::render::names;
 use crate::render::tools::{command_finish, mcp_call, mcp_finish, short_title, web_call, web_finish};
 
 /// A tool item of any kind Codex reports.
@@ -62,15 +63,18 @@ impl Tool {
             Tool::Web(w) => web_call(id, &exec_web(w)),
             Tool::Collab(c) => collab_call(id, c),
             Tool::SubAgent(s) => ToolCall::new(id, subagent_title(s))
+                .name(names::SUBAGENT_ACTIVITY.to_owned())
                 .kind(ToolKind::Other)
                 .status(ToolCallStatus::InProgress)
                 .raw_input(json!({ "agent_thread_id": s.agent_thread_id, "agent_path": s.agent_path })),
             Tool::Dynamic(d) => ToolCall::new(id, dynamic_title(d))
+                .name(names::dynamic(d.namespace.as_deref(), &d.tool))
                 .kind(ToolKind::Other)
                 .status(ToolCallStatus::InProgress)
                 .raw_input(d.arguments.clone()),
             Tool::ImageView(i) => {
                 ToolCall::new(id, format!("View image {}", display_path(&i.path, &opts.cwd)))
+                    .name(names::VIEW_IMAGE.to_owned())
                     .kind(ToolKind::Read)
                     .status(ToolCallStatus::InProgress)
                     .locations(vec![ToolCallLocation::new(&i.path)])
@@ -130,6 +134,7 @@ pub(super) fn command_call(id: ToolCallId, item: &CommandItem, opts: &DecoderOpt
         CommandClass::Execute => (ToolKind::Execute, Vec::new()),
     };
     ToolCall::new(id, short_title(&script))
+        .name(names::command(item.source.as_deref()).to_owned())
         .kind(kind)
         .status(ToolCallStatus::InProgress)
         .locations(
@@ -226,6 +231,7 @@ fn collab_call(id: ToolCallId, item: &CollabItem) -> ToolCall {
         .map(|p| p.clone().into())
         .collect();
     ToolCall::new(id, collab_title(item))
+        .name(names::collab(&item.tool))
         .kind(ToolKind::Other)
         .status(ToolCallStatus::InProgress)
         .content(content)

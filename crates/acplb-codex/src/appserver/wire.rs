@@ -201,6 +201,9 @@ pub(super) struct CommandItem {
     pub(super) command: String,
     #[serde(default)]
     pub(super) cwd: Option<String>,
+    /// What started it (`unifiedExecStartup`, `agent`, …): which tool of the model, if any.
+    #[serde(default)]
+    pub(super) source: Option<String>,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) status: String,
     #[serde(default, deserialize_with = "nullable")]

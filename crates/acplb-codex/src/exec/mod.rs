@@ -166,6 +166,7 @@ impl CodexSession {
                 max_output_bytes: self.options.max_output_bytes,
                 id_prefix: format!("t{}-", self.turns),
                 terminal: self.setup.client_terminal_output,
+                compaction: self.setup.client_compaction,
             },
             snapshot,
             transcript,

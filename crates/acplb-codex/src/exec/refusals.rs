@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::render::DecoderOptions;
 use crate::render::edits::display_path;
+use crate::render::names;
 
 /// A patch Codex refused or failed to verify, seen on stderr.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +53,7 @@ pub(crate) fn refused_call(id: ToolCallId, refusal: PatchRefusal, opts: &Decoder
     };
     let locations = refusal.path.iter().map(ToolCallLocation::new).collect();
     ToolCall::new(id, title)
+        .name(names::APPLY_PATCH.to_owned())
         .kind(ToolKind::Edit)
         .status(ToolCallStatus::Failed)
         .locations(locations)
@@ -95,6 +97,7 @@ pub(crate) fn command_refusal(line: &str) -> Option<String> {
 /// A refused command as one finished (failed) Execute tool call.
 pub(crate) fn refused_command_call(id: ToolCallId, reason: String) -> ToolCall {
     ToolCall::new(id, "Command refused")
+        .name(names::EXEC_COMMAND.to_owned())
         .kind(ToolKind::Execute)
         .status(ToolCallStatus::Failed)
         .raw_output(json!({ "error": reason }))

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use super::DecoderOptions;
 use super::emit::ended;
+use super::names;
 use crate::items::{ChangeKind, FileChange, ItemStatus};
 
 /// What a file contained before a change, as far as the caller knows.
@@ -83,6 +84,7 @@ pub(crate) fn edit_call(id: ToolCallId, item: &FileChange, opts: &DecoderOptions
         .map(|c| json!({ "path": c.path, "kind": kind_name(c.kind) }))
         .collect();
     ToolCall::new(id, edit_title(&paths, &opts.cwd))
+        .name(names::APPLY_PATCH.to_owned())
         .kind(ToolKind::Edit)
         .status(ToolCallStatus::InProgress)
         .locations(paths.iter().map(ToolCallLocation::new).collect())

@@ -6,6 +6,7 @@
 pub(crate) mod edits;
 pub(crate) mod emit;
 pub(crate) mod live;
+pub(crate) mod names;
 pub(crate) mod tools;
 pub(crate) mod usage;
 
@@ -31,6 +32,9 @@ pub struct DecoderOptions {
     /// Whether the client renders commands as Zed's live terminals (`_meta.terminal_output`):
     /// their output is then appended through `_meta` instead of replacing text content (`live`).
     pub terminal: bool,
+    /// Whether the client advertised `session.compaction`: Codex compacting its context is
+    /// then shown as `compaction_update`s instead of a notice (ADR 0037).
+    pub compaction: bool,
 }
 
 impl DecoderOptions {
@@ -43,6 +47,7 @@ impl DecoderOptions {
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             id_prefix: String::new(),
             terminal: false,
+            compaction: false,
         }
     }
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::DecoderOptions;
 use super::emit::ended;
+use super::names;
 use crate::command::{self, CommandClass};
 use crate::items::{CommandExecution, ItemStatus, McpToolCall, WebSearch};
 use crate::output::{bounded_string, fenced_bounded, fenced_bounded_owned};
@@ -31,6 +32,7 @@ pub(crate) fn command_call(id: ToolCallId, item: &CommandExecution, opts: &Decod
         CommandClass::Execute => (ToolKind::Execute, Vec::new()),
     };
     ToolCall::new(id, short_title(&script))
+        .name(names::EXEC_COMMAND.to_owned())
         .kind(kind)
         .status(ToolCallStatus::InProgress)
         .locations(locations)
@@ -76,6 +78,7 @@ pub(crate) fn short_title(script: &str) -> String {
 /// A running MCP tool call, titled `server.tool`.
 pub(crate) fn mcp_call(id: ToolCallId, item: &McpToolCall) -> ToolCall {
     ToolCall::new(id, format!("{}.{}", item.server, item.tool))
+        .name(names::mcp(&item.server, &item.tool))
         .kind(ToolKind::Other)
         .status(ToolCallStatus::InProgress)
         .raw_input(item.arguments.clone())
@@ -131,6 +134,7 @@ fn json_text(value: &Value, max_bytes: usize) -> String {
 /// A web search; the title says what is searched or opened.
 pub(crate) fn web_call(id: ToolCallId, item: &WebSearch) -> ToolCall {
     ToolCall::new(id, web_title(item))
+        .name(names::WEB_SEARCH.to_owned())
         .kind(ToolKind::Fetch)
         .status(ToolCallStatus::InProgress)
         .raw_input(json!({ "query": item.query, "action": item.action }))

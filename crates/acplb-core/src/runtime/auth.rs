@@ -4,9 +4,9 @@
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    AuthenticateRequest, AuthenticateResponse, ClientCapabilities, CompleteElicitationNotification,
-    CreateElicitationRequest, ElicitationAction, ElicitationId, ElicitationRequestScope, ElicitationUrlMode,
-    LogoutResponse, RequestId,
+    AuthStatusResponse, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
+    CompleteElicitationNotification, CreateElicitationRequest, ElicitationAction, ElicitationId,
+    ElicitationRequestScope, ElicitationUrlMode, LogoutResponse, RequestId,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use futures::future::LocalBoxFuture;
@@ -45,6 +45,17 @@ impl Store {
                     tracing::info!(method, error = %e, "sign-in did not succeed");
                     reply(responder.respond_with_error(wire::auth(&e)));
                 }
+            }
+        });
+    }
+
+    /// `auth/status`: the provider says who is signed in.
+    pub(super) fn auth_status(&self, responder: Responder<AuthStatusResponse>) {
+        let provider = self.provider.clone();
+        tokio::task::spawn_local(async move {
+            match provider.auth_status().await {
+                Ok(status) => reply(responder.respond(status)),
+                Err(e) => reply(responder.respond_with_error(wire::auth(&e))),
             }
         });
     }

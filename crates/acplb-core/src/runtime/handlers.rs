@@ -121,6 +121,15 @@ pub(super) async fn serve(
             on_receive_request!(),
         )
         .on_receive_request(
+            forward!(
+                tx,
+                |_req: agent_client_protocol::v1::schema::AuthStatusRequest, responder, _| {
+                    Command::AuthStatus { responder }
+                }
+            ),
+            on_receive_request!(),
+        )
+        .on_receive_request(
             forward!(tx, |req: DeleteSessionRequest, responder, _| {
                 Command::DeleteSession { req, responder }
             }),

@@ -164,6 +164,7 @@ impl Store {
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let terminal_output = crate::capabilities::terminal_output(&self.client);
+        let compaction = crate::capabilities::compaction(&self.client);
         let earlier = !matches!(reply, Reply::New { .. });
         let (fork_of, meta) = match &reply {
             Reply::New { fork_of, meta, .. } => (fork_of.clone(), meta.clone()),
@@ -189,6 +190,7 @@ impl Store {
                     additional_directories: asked.directories,
                     client_shows_notices: shows_notices,
                     client_terminal_output: terminal_output,
+                    client_compaction: compaction,
                     resume: None,
                     fork: None,
                     meta,
@@ -389,7 +391,10 @@ impl Store {
         shows_notices: bool,
     ) {
         let terminals = crate::capabilities::terminal_output(&self.client);
-        let updates = journal::updates(history, shows_notices, terminals);
+        let mut updates = journal::updates(history, shows_notices, terminals);
+        if !crate::capabilities::compaction(&self.client) {
+            updates = journal::without_compaction(updates, shows_notices);
+        }
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
         for update in updates {
             send_counted(

@@ -48,6 +48,7 @@ impl Store {
         }
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let terminals = crate::capabilities::terminal_output(&self.client);
+        let compaction = crate::capabilities::compaction(&self.client);
         let flow = self.options.output_flow.clone();
         let mailbox = handle.tx.clone();
         tokio::task::spawn_local(async move {
@@ -61,6 +62,11 @@ impl Store {
                 let history = match attached.journal {
                     Some((path, bytes)) => read_history(&id, path, bytes, shows_notices, terminals).await,
                     None => Ok(Vec::new()),
+                };
+                let history = if compaction {
+                    history
+                } else {
+                    history.map(|updates| journal::without_compaction(updates, shows_notices))
                 };
                 let replayed = history.map(|updates| {
                     tracing::info!(session = %id, updates = updates.len(), "replaying the open session's history");

@@ -88,6 +88,9 @@ pub(crate) enum Command {
     Logout {
         responder: Responder<LogoutResponse>,
     },
+    AuthStatus {
+        responder: Responder<agent_client_protocol::v1::schema::AuthStatusResponse>,
+    },
     DeleteSession {
         req: DeleteSessionRequest,
         responder: Responder<DeleteSessionResponse>,
@@ -266,6 +269,7 @@ impl Store {
             Command::CloseSession { req, responder } => self.close_session(&req.session_id, responder),
             Command::Authenticate { req, responder, cx } => self.authenticate(req, responder, cx),
             Command::Logout { responder } => self.logout(responder),
+            Command::AuthStatus { responder } => self.auth_status(responder),
             Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
             Command::Routing(call) => self.routing(call),
             Command::Shelf(cmd) => self.on_shelf(cmd),
@@ -332,7 +336,11 @@ impl Store {
         let caps = if auth_methods.is_empty() {
             caps
         } else {
-            caps.auth(AgentAuthCapabilities::new().logout(LogoutCapabilities::new()))
+            caps.auth(
+                AgentAuthCapabilities::new()
+                    .logout(LogoutCapabilities::new())
+                    .status(agent_client_protocol::v1::schema::AuthStatusCapabilities::new()),
+            )
         };
         let version = if req.protocol_version > ProtocolVersion::V1 {
             ProtocolVersion::V1

@@ -169,5 +169,6 @@ fn new_decoder(opts: &DecodeOptions) -> AppDecoder {
         max_output_bytes: MAX_OUTPUT_BYTES,
         id_prefix: "t1-".to_owned(),
         terminal: false,
+        compaction: false,
     })
 }

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Ask, Choices, shown, text, with_lines};
 use crate::appserver::decode::AppDecoder;
+use crate::render::names;
 
 pub(super) fn mcp_tool(params: &Value, decoder: &AppDecoder) -> Option<Ask> {
     let meta = params.get("_meta")?;
@@ -23,6 +24,7 @@ pub(super) fn mcp_tool(params: &Value, decoder: &AppDecoder) -> Option<Ask> {
         let id = ToolCallId::new(decoder.id(&format!("mcp_approval_{server}_{tool}")));
         let mut fields = ToolCallUpdateFields::new()
             .title(format!("{server}.{tool}"))
+            .name(names::mcp(server, tool))
             .kind(ToolKind::Other);
         fields.raw_input = meta.get("tool_params").cloned();
         (id, fields)

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Ask, Choices, text, with_lines};
 use crate::appserver::decode::AppDecoder;
+use crate::render::names;
 
 pub(super) fn permissions(params: &Value, decoder: &AppDecoder) -> Ask {
     let item_id = text(params, "itemId").unwrap_or_default();
@@ -22,6 +23,7 @@ pub(super) fn permissions(params: &Value, decoder: &AppDecoder) -> Ask {
     }
     let mut fields = ToolCallUpdateFields::new()
         .title(permissions_title(&requested))
+        .name(names::REQUEST_PERMISSIONS.to_owned())
         .kind(ToolKind::Other);
     fields.raw_input = Some(requested.clone());
     let lines = text(params, "reason").map(str::to_owned).into_iter().collect();

@@ -46,7 +46,7 @@ fn a_command_request_without_a_started_item_shows_the_command() {
     let ask = Ask::from_request("item/commandExecution/requestApproval", &params, &decoder()).unwrap();
     assert_eq!(
         json_of(&ask),
-        json!({"toolCallId": "t1/call_7", "kind": "read", "title": "cat README.md",
+        json!({"toolCallId": "t1/call_7", "kind": "read", "title": "cat README.md", "name": "exec_command",
             "content": [{"type": "content", "content": {"type": "text", "text": "Read it outside?"}}],
             "locations": [{"path": "/workspace/README.md"}],
             "rawInput": {"command": "/bin/bash -lc 'cat README.md'"}})

@@ -22,7 +22,8 @@ impl AppDecoder {
             match head.kind.as_str() {
                 // Text is streamed by deltas and completed at `item/completed`.
                 "agentMessage" | "reasoning" | "plan" | "userMessage" | "hookPrompt"
-                | "contextCompaction" | "enteredReviewMode" | "exitedReviewMode" => {}
+                | "enteredReviewMode" | "exitedReviewMode" => {}
+                "contextCompaction" => self.compaction_started(self.id(&head.id), out),
                 other => self.count("item", other),
             }
             return Ok(());
@@ -70,12 +71,7 @@ impl AppDecoder {
                 return Ok(());
             }
             "contextCompaction" => {
-                let text = "Codex compacted the conversation to fit the context window.";
-                if self.opts.notices {
-                    emit::info_notice(out, text.to_owned());
-                } else {
-                    self.streams.completed(Kind::Thought, &id, text, out);
-                }
+                self.compaction_completed(&id, out);
                 return Ok(());
             }
             "userMessage" | "hookPrompt" | "enteredReviewMode" => return Ok(()),

@@ -459,3 +459,84 @@ fn usage_needs_a_context_window_and_plans_are_not_repeated() {
     assert_eq!(signals.len(), 2);
     assert!(matches!(&signals[1], AppSignal::Totals(t) if t.input_tokens == 20 && t.output_tokens == 10));
 }
+
+fn compacting() -> AppDecoder {
+    AppDecoder::new(DecoderOptions {
+        id_prefix: "t1/".into(),
+        compaction: true,
+        ..DecoderOptions::new("/workspace")
+    })
+}
+
+#[test]
+fn a_compaction_is_one_update_per_state_for_a_client_that_takes_them() {
+    let compaction = json!({"type": "contextCompaction", "id": "c1"});
+    let (updates, _) = run(
+        &mut compacting(),
+        &[
+            item("item/started", compaction.clone()),
+            item("item/started", compaction.clone()),
+            item("item/completed", compaction),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "tu", "status": "completed"}}),
+            ),
+        ],
+    );
+    assert_eq!(
+        updates,
+        [
+            json!({"sessionUpdate": "compaction_update", "compactionId": "t1/c1", "status": "in_progress"}),
+            json!({"sessionUpdate": "compaction_update", "compactionId": "t1/c1", "status": "completed"}),
+        ]
+    );
+}
+
+#[test]
+fn a_compaction_the_turn_leaves_running_ends_with_the_turn() {
+    let started = item("item/started", json!({"type": "contextCompaction", "id": "c1"}));
+    let (updates, _) = run(
+        &mut compacting(),
+        &[
+            started.clone(),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "tu", "status": "interrupted"}}),
+            ),
+        ],
+    );
+    assert_eq!(updates[1]["status"], "cancelled", "{updates:?}");
+    let mut d = compacting();
+    let (_, _) = run(&mut d, &[started]);
+    let mut out = Vec::new();
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, Some("Codex exited."), &mut out);
+    let closed = serde_json::to_value(&out[0]).unwrap();
+    assert_eq!(closed["status"], "cancelled");
+    assert_eq!(closed["error"], "Codex exited.");
+    // Nothing is left to close twice.
+    let mut again = Vec::new();
+    d.close_open_tool_calls_because(ToolCallStatus::Failed, None, &mut again);
+    assert!(again.is_empty(), "{again:?}");
+}
+
+#[test]
+fn without_the_capability_a_compaction_is_a_thought_and_never_an_update() {
+    let compaction = json!({"type": "contextCompaction", "id": "c1"});
+    let (updates, _) = run(
+        &mut decoder(),
+        &[
+            item("item/started", compaction.clone()),
+            item("item/completed", compaction),
+        ],
+    );
+    assert!(
+        updates.iter().all(|u| u["sessionUpdate"] != "compaction_update"),
+        "{updates:?}"
+    );
+    assert!(
+        updates
+            .iter()
+            .any(|u| u.to_string().contains("compacted the conversation")),
+        "{updates:?}"
+    );
+}

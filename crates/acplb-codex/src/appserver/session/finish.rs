@@ -125,6 +125,7 @@ impl AppSession {
             // Codex numbers items per thread: ids stay unique across turns with a prefix.
             id_prefix: format!("t{}-", self.turns),
             terminal: self.setup.client_terminal_output,
+            compaction: self.setup.client_compaction,
         }
     }
 

@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use super::approval::Ask;
 use super::decode::{AppDecoder, DecoderOptions};
 use super::protocol::methods;
-use crate::render::emit;
+use crate::render::{emit, names};
 use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
 
 mod lines;
@@ -187,6 +187,7 @@ impl Subagents {
                 options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
                 let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
                 let call = ToolCall::new(call_id.clone(), shown)
+                    .name(names::SPAWN_AGENT.to_owned())
                     .kind(ToolKind::Think)
                     .status(ToolCallStatus::InProgress)
                     .raw_input(json!({ "threadId": thread }));

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::Decoder;
 use crate::items::{CollabToolCall, ItemStatus};
 use crate::render::emit::{self, LastSent};
-use crate::render::one_line;
+use crate::render::{names, one_line};
 
 /// What the user is told once per turn when Codex runs subagents on exec.
 const NOTICE: &str = "Codex is running subagents. On the exec transport acplb sees only the calls that \
@@ -24,6 +24,7 @@ const TITLE_CHARS: usize = 80;
 /// A collaboration call seen starting (or finished before it was seen).
 fn call(id: ToolCallId, item: &CollabToolCall) -> ToolCall {
     ToolCall::new(id, title(item))
+        .name(names::collab(&item.tool))
         .kind(ToolKind::Think)
         .status(ToolCallStatus::InProgress)
         .raw_input(json!({ "tool": item.tool, "prompt": item.prompt, "receiverThreadIds": item.receiver_thread_ids }))

@@ -164,8 +164,8 @@ fn completed_without_started_is_a_whole_tool_call() {
     assert_eq!(
         updates,
         [
-            json!({"sessionUpdate": "tool_call", "toolCallId": "t1/item_3", "title": "cargo test", "kind": "execute",
-            "status": "failed", "content": [{"type": "content", "content": {"type": "text", "text": "```\nboom\n```"}}],
+            json!({"sessionUpdate": "tool_call", "toolCallId": "t1/item_3", "title": "cargo test", "name": "exec_command",
+            "kind": "execute", "status": "failed", "content": [{"type": "content", "content": {"type": "text", "text": "```\nboom\n```"}}],
             "rawInput": {"command": "/bin/bash -lc 'cargo test'"}, "rawOutput": {"exit_code": 2, "status": "failed"}})
         ]
     );

@@ -23,7 +23,7 @@ pub use loss::{JournalNews, Listener};
 pub use record::{FORMAT, Record, now};
 pub use render::{Renderer, render};
 pub(crate) use replay::warning;
-pub use replay::{INTERRUPTED, repair, updates};
+pub use replay::{INTERRUPTED, repair, updates, without_compaction};
 pub use writer::{DEFAULT_LIMIT, Journal};
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use agent_client_protocol::v1::schema::{
-    ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionUpdate, ToolCallContent, ToolCallStatus,
-    ToolCallUpdate, ToolCallUpdateFields,
+    CompactionStatus, ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionUpdate, ToolCallContent,
+    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 
 use super::as_text::AsText;
@@ -101,6 +101,34 @@ pub fn updates(history: &History, shows_notices: bool, terminals: bool) -> Vec<S
     }
     out
 }
+
+/// `updates` for a client that did not advertise `session.compaction` (a journal written for
+/// one that did): each completed compaction becomes the line such a client is shown live, a
+/// failed one a warning; the rest of a compaction's updates are left out (ADR 0037).
+pub fn without_compaction(updates: Vec<SessionUpdate>, shows_notices: bool) -> Vec<SessionUpdate> {
+    updates
+        .into_iter()
+        .filter_map(|update| match update {
+            SessionUpdate::CompactionUpdate(c) => match c.status {
+                CompactionStatus::Completed => Some(if shows_notices {
+                    SessionUpdate::Notice(Notice::new(NoticeSeverity::Info, COMPACTED))
+                } else {
+                    SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::from(COMPACTED)))
+                }),
+                CompactionStatus::Failed => {
+                    let why = c.error.take().unwrap_or_else(|| "no reason given".to_owned());
+                    Some(warning("Compacting the conversation failed", &why, shows_notices))
+                }
+                _ => None,
+            },
+            SessionUpdate::CompactionSummaryChunk(_) => None,
+            other => Some(other),
+        })
+        .collect()
+}
+
+/// What a client without compaction updates is told of a compaction.
+const COMPACTED: &str = "The conversation was compacted to fit the context window.";
 
 fn interrupted(shows_notices: bool) -> SessionUpdate {
     let title = "This turn was interrupted";

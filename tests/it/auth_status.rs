@@ -1,0 +1,76 @@
+//! `auth/status` (unstable ACP, ADR 0037) backed by Codex's account (`account/read`, on exec
+//! through a `codex app-server` of its own): unauthenticated before a sign-in, the API-key
+//! account after one (never the key), unauthenticated again after `logout`; a provider with its
+//! own key needs none. Both transports.
+
+use acplb_playback::mock_model::MockConfig;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AuthStatusRequest, AuthenticateRequest, InitializeRequest, LogoutRequest,
+};
+use serde_json::Value;
+
+use crate::live::Live;
+use crate::login::{key_meta, needs_openai_sign_in, test_key};
+
+/// `auth/status`'s answer, as JSON.
+async fn status(
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+) -> Result<Value, agent_client_protocol::Error> {
+    let answer = cx.send_request(AuthStatusRequest::new()).block_task().await?;
+    Ok(serde_json::to_value(answer).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_status_follows_a_sign_in_and_a_sign_out_and_never_shows_the_key() {
+    let mut live = Live::start_with(MockConfig::default(), &[], &[]);
+    needs_openai_sign_in(&live.env.home());
+    let key = test_key();
+    let updates = live.updates.clone();
+    let k = key.clone();
+    let seen = live
+        .acplb
+        .client(&updates, async |cx| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let init = serde_json::to_value(&init).unwrap();
+            assert!(init["agentCapabilities"]["auth"]["status"].is_object(), "{init}");
+            let before = status(&cx).await?;
+            cx.send_request(AuthenticateRequest::new("api-key").meta(key_meta(&k)))
+                .block_task()
+                .await?;
+            let signed_in = status(&cx).await?;
+            cx.send_request(LogoutRequest::new()).block_task().await?;
+            let after = status(&cx).await?;
+            Ok((before, signed_in, after))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let (before, signed_in, after) = seen;
+    assert_eq!(before["state"], "unauthenticated", "{before}");
+    assert_eq!(signed_in["state"], "authenticated", "{signed_in}");
+    assert_eq!(signed_in["accounts"][0]["label"], "OpenAI API key", "{signed_in}");
+    assert_eq!(signed_in["accounts"][0]["active"], true, "{signed_in}");
+    assert!(!signed_in.to_string().contains(&key), "the key is in the status");
+    assert_eq!(after["state"], "unauthenticated", "{after}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_with_its_own_key_needs_no_sign_in() {
+    let mut live = Live::start();
+    let updates = live.updates.clone();
+    let answer = live
+        .acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            status(&cx).await
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(answer["state"], "not_required", "{answer}");
+    assert!(answer.get("accounts").is_none(), "no account: {answer}");
+}
