@@ -88,7 +88,7 @@ pub(super) fn run(cli: &crate::cli::Cli, args: &RunArgs) -> anyhow::Result<bool>
 }
 
 /// Stderr (at `info` unless `RUST_LOG` says otherwise), `--log-file`, and one file per worker
-/// under `log_dir`, rotated at [`LOG_FILE_BYTES`], [`LOG_FILES_KEPT`] kept.
+/// under `log_dir` (at the log file's level), rotated at [`LOG_FILE_BYTES`], [`LOG_FILES_KEPT`] kept.
 fn logging(
     cli: &crate::cli::Cli,
     log_dir: Option<&std::path::Path>,
@@ -96,7 +96,12 @@ fn logging(
     let mut problem = None;
     let extra: Option<acplb_core::telemetry::ExtraLayer> =
         match log_dir.map(|d| acplb_worker::logs::WorkerLogs::new(d, LOG_FILE_BYTES, LOG_FILES_KEPT)) {
-            Some(Ok(layer)) => Some(Box::new(layer)),
+            // The per-worker files log what the log file does (`RUST_LOG`, else `info`); unfiltered,
+            // every dependency's `trace` event would be built and redacted.
+            Some(Ok(layer)) => Some(Box::new(tracing_subscriber::Layer::with_filter(
+                layer,
+                acplb_core::telemetry::log_filter("info"),
+            ))),
             Some(Err(e)) => {
                 problem = Some(e.to_string());
                 None

@@ -105,6 +105,11 @@ pub fn log_filter(default: &str) -> Targets {
 /// cut): an `authenticate` line holds an API key. Capped at `debug` whatever `RUST_LOG` says.
 const RAW_LINES_TARGET: &str = "agent_client_protocol::jsonrpc::transport_actor";
 
+/// The ACP SDK's target whose `trace` events name the whole handler chain, each handler's name
+/// quoted inside the next one's: with acplb's 25 handlers one event is over 30 MB (and costs
+/// seconds to build and redact per message). Capped at `debug` whatever `RUST_LOG` says.
+const HANDLER_CHAIN_TARGET: &str = "agent_client_protocol::jsonrpc::incoming_actor";
+
 fn parse_filter(value: Option<&str>, default: &str) -> Targets {
     value
         .map(str::trim)
@@ -113,6 +118,7 @@ fn parse_filter(value: Option<&str>, default: &str) -> Targets {
         .or_else(|| default.parse().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN))
         .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
+        .with_target(HANDLER_CHAIN_TARGET, tracing::Level::DEBUG)
 }
 
 /// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
@@ -162,6 +168,8 @@ mod tests {
         let all = parse_filter(Some("trace"), "info");
         assert!(all.would_enable("agent_client_protocol::jsonrpc", &Level::TRACE));
         assert!(!all.would_enable(RAW_LINES_TARGET, &Level::TRACE));
+        assert!(!all.would_enable(HANDLER_CHAIN_TARGET, &Level::TRACE));
+        assert!(all.would_enable(HANDLER_CHAIN_TARGET, &Level::DEBUG));
         let named = parse_filter(Some(&format!("{RAW_LINES_TARGET}=trace")), "info");
         assert!(!named.would_enable(RAW_LINES_TARGET, &Level::TRACE));
         let off = parse_filter(Some("off"), "info");
