@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use crate::harness::initialize_json;
 use crate::live::Live;
 use crate::login::{key_meta, needs_openai_sign_in, test_key};
 
@@ -31,11 +32,7 @@ async fn auth_status_follows_a_sign_in_and_a_sign_out_and_never_shows_the_key() 
     let seen = live
         .acplb
         .client(&updates, async |cx| {
-            let init = cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
-            let init = serde_json::to_value(&init).unwrap();
+            let init = initialize_json(&cx).await?;
             assert!(init["agentCapabilities"]["auth"]["status"].is_object(), "{init}");
             let before = status(&cx).await?;
             cx.send_request(AuthenticateRequest::new("api-key").meta(key_meta(&k)))

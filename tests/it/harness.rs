@@ -401,6 +401,17 @@ pub async fn open_session(
     Ok((init, session))
 }
 
+/// `initialize` (protocol v1, no client capabilities); the answer as JSON.
+pub async fn initialize_json(
+    cx: &ConnectionTo<Agent>,
+) -> Result<serde_json::Value, agent_client_protocol::Error> {
+    let init = cx
+        .send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await?;
+    Ok(serde_json::to_value(&init).unwrap_or_default())
+}
+
 /// One text prompt.
 pub async fn prompt(
     cx: &ConnectionTo<Agent>,

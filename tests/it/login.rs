@@ -25,7 +25,7 @@ use agent_client_protocol::{Agent, ByteStreams, Client, on_receive_notification,
 use serde_json::{Map, Value, json};
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
-use crate::harness::{Acplb, processes_with_env, prompt, transport};
+use crate::harness::{Acplb, initialize_json, processes_with_env, prompt, transport};
 use crate::live::Live;
 
 /// A key no other test uses, shaped like an OpenAI key.
@@ -96,11 +96,7 @@ async fn an_api_key_signs_in_a_prompt_carries_it_status_shows_the_account_and_lo
     let k = key.clone();
     live.acplb
         .client(&updates, async |cx| {
-            let init = cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
-            let init = serde_json::to_value(&init).unwrap();
+            let init = initialize_json(&cx).await?;
             let ids: Vec<&str> = init["authMethods"]
                 .as_array()
                 .unwrap()

@@ -7,12 +7,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use acplb_playback::mock_model::{MockConfig, MockModel};
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    InitializeRequest, ListProvidersRequest, LlmProtocol, NewSessionRequest, SetProviderRequest, StopReason,
+    ListProvidersRequest, LlmProtocol, NewSessionRequest, SetProviderRequest, StopReason,
 };
 
-use crate::harness::prompt;
+use crate::harness::{initialize_json, prompt};
 use crate::live::Live;
 use crate::login::files_containing;
 
@@ -31,11 +30,7 @@ async fn a_gateway_set_by_the_editor_gets_the_traffic_of_sessions_opened_after_i
     let (listed_native, listed_gateway) = live
         .acplb
         .client(&updates, async |cx| {
-            let init = cx
-                .send_request(InitializeRequest::new(ProtocolVersion::V1))
-                .block_task()
-                .await?;
-            let init = serde_json::to_value(&init).unwrap();
+            let init = initialize_json(&cx).await?;
             assert!(init["agentCapabilities"]["providers"].is_object(), "{init}");
             let before = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
             let native = cx.send_request(ListProvidersRequest::new()).block_task().await?;
