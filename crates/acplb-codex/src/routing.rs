@@ -90,8 +90,7 @@ impl Gateway {
         for (n, (name, value)) in self.headers.iter().enumerate() {
             let var = format!("{HANDOFF_PREFIX}{n}");
             by_env.push(format!("{}={}", toml_key(name), toml_str(&var)));
-            out.overrides
-                .push(format!("shell_environment_policy.set.{var}=\"\""));
+            out.overrides.push(crate::mcp::hidden_from_commands(&var));
             out.env.push((var, value.clone()));
         }
         if !by_env.is_empty() {

@@ -136,13 +136,15 @@ pub(crate) fn config(servers: &[McpServer], launcher: Option<&McpLauncher>) -> R
             "mcp_servers.{name}.default_tools_approval_mode=\"approve\""
         ));
     }
-    let hidden: Vec<String> = out
-        .env
-        .iter()
-        .map(|(var, _)| format!("shell_environment_policy.set.{var}=\"\""))
-        .collect();
+    let hidden: Vec<String> = out.env.iter().map(|(var, _)| hidden_from_commands(var)).collect();
     out.overrides.extend(hidden);
     Ok(out)
+}
+
+/// The `-c` entry that sets handed-off variable `var` empty for the commands the model runs
+/// (Codex hands them its own environment otherwise).
+pub(crate) fn hidden_from_commands(var: &str) -> String {
+    format!("shell_environment_policy.set.{var}=\"\"")
 }
 
 /// Generated variables of one server.

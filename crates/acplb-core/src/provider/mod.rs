@@ -8,11 +8,9 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
-    AuthMethod, AvailableCommand, ClientCapabilities, ElicitationSchema, McpServer, PermissionOption,
-    SessionUpdate, StopReason, ToolCallId, ToolCallUpdate,
+    AuthMethod, AvailableCommand, ClientCapabilities, McpServer, StopReason,
 };
 use async_trait::async_trait;
-use futures::future::LocalBoxFuture;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
@@ -21,136 +19,11 @@ use crate::error::ProviderError;
 use crate::permission::Mode;
 use crate::session::options::OptionCatalog;
 
-/// A question for the editor: may the provider do what `tool_call` shows?
-#[derive(Debug, Clone)]
-pub struct PermissionAsk {
-    /// The tool call the question is about (the command, or the diff), with the id of the
-    /// live tool call so the editor can tie them together.
-    pub tool_call: ToolCallUpdate,
-    /// The choices offered, in order.
-    pub options: Vec<PermissionOption>,
-}
+mod sink;
 
-/// The editor's answer to a [`PermissionAsk`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PermissionAnswer {
-    /// The user picked this option id.
-    Selected(String),
-    /// The prompt was cancelled (by the user or by `session/cancel`).
-    Cancelled,
-    /// The client answered with an error, went away, or cannot be asked: treated as a
-    /// rejection. The text says why, for the log.
-    Unanswered(String),
-}
-
-/// A form for the user (ACP `elicitation/create` in form mode): the provider's question.
-#[derive(Debug, Clone)]
-pub struct ElicitAsk {
-    /// What is asked, shown above the form.
-    pub message: String,
-    /// The form's fields.
-    pub schema: ElicitationSchema,
-    /// The tool call the question belongs to, if any.
-    pub tool_call_id: Option<ToolCallId>,
-}
-
-/// The editor's answer to an [`ElicitAsk`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum ElicitAnswer {
-    /// The user filled the form in: each field's value as JSON (absent fields left out).
-    Accepted(serde_json::Map<String, serde_json::Value>),
-    /// The user declined to answer.
-    Declined,
-    /// The user (or `session/cancel`) dismissed the form.
-    Cancelled,
-    /// The client answered with an error, went away, or cannot show forms; the text says why.
-    Unanswered(String),
-}
-
-/// Where a provider sends the updates of a running turn.
-///
-/// Implementations forward to the ACP client (through the plugin pipeline); tests collect them.
-pub trait SessionSink {
-    /// Sends one `session/update` for the session this sink belongs to.
-    fn update(&self, update: SessionUpdate);
-
-    /// Resolves when the client can take more updates. Providers await it before they read
-    /// more of their child's output, so a client that stops reading pauses the child instead
-    /// of filling acplb's memory.
-    fn ready(&self) -> LocalBoxFuture<'_, ()> {
-        Box::pin(std::future::ready(()))
-    }
-
-    /// The provider learned the id of the session's conversation (Codex thread id), or it
-    /// changed: the journal records it so a later process can continue the conversation.
-    fn thread_started(&self, id: &str) {
-        let _ = id;
-    }
-
-    /// Asks the editor for permission (`session/request_permission`) and waits for the answer.
-    /// The provider races it against the turn's cancellation itself. Sinks that have no editor
-    /// to ask answer [`PermissionAnswer::Unanswered`].
-    fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        drop(ask);
-        Box::pin(std::future::ready(PermissionAnswer::Unanswered(
-            "no editor to ask".into(),
-        )))
-    }
-
-    /// Whether the editor shows forms ([`SessionSink::elicit`]); when it does not, a provider
-    /// answers its agent's questions itself and shows the user what was asked.
-    fn can_elicit(&self) -> bool {
-        false
-    }
-
-    /// Puts a form to the user (`elicitation/create`, form mode) and waits for the answer.
-    /// The provider races it against the turn's cancellation itself.
-    fn elicit(&self, ask: ElicitAsk) -> LocalBoxFuture<'_, ElicitAnswer> {
-        drop(ask);
-        Box::pin(std::future::ready(ElicitAnswer::Unanswered(
-            "the editor shows no forms".into(),
-        )))
-    }
-}
-
-/// A sink that keeps every update, for tests and for `playback decode`; permission asks are
-/// answered with the option ids given to [`CollectingSink::answering`], in turn (then
-/// unanswered).
-#[derive(Debug, Default)]
-pub struct CollectingSink {
-    updates: std::cell::RefCell<Vec<SessionUpdate>>,
-    answers: std::cell::RefCell<std::collections::VecDeque<String>>,
-}
-
-impl CollectingSink {
-    /// A sink answering permission asks with these option ids, in order.
-    pub fn answering<I: IntoIterator<Item = S>, S: Into<String>>(answers: I) -> Self {
-        let sink = Self::default();
-        sink.answers
-            .borrow_mut()
-            .extend(answers.into_iter().map(Into::into));
-        sink
-    }
-
-    /// Takes the updates collected so far.
-    pub fn take(&self) -> Vec<SessionUpdate> {
-        std::mem::take(&mut self.updates.borrow_mut())
-    }
-}
-
-impl SessionSink for CollectingSink {
-    fn update(&self, update: SessionUpdate) {
-        self.updates.borrow_mut().push(update);
-    }
-
-    fn request_permission(&self, _ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        let answer = match self.answers.borrow_mut().pop_front() {
-            Some(id) => PermissionAnswer::Selected(id),
-            None => PermissionAnswer::Unanswered("no scripted answer left".into()),
-        };
-        Box::pin(std::future::ready(answer))
-    }
-}
+pub use sink::{
+    CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink, tell_user,
+};
 
 /// What the editor chose for a session: model, reasoning effort, network access.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -275,18 +148,6 @@ pub struct Fork {
     /// What the source conversation was (its saved summary, else a digest of its journal), for
     /// the developer instructions of a new thread when the provider cannot fork `thread_id`.
     pub context: Option<String>,
-}
-
-/// Tells the user something about their session: a `notice` update when the client shows
-/// them, else an agent message (which every editor shows).
-pub fn tell_user(sink: &dyn SessionSink, shows_notices: bool, text: &str) {
-    use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, Notice, NoticeSeverity};
-    let update = if shows_notices {
-        SessionUpdate::Notice(Notice::new(NoticeSeverity::Warning, text))
-    } else {
-        SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::from(format!("{text}\n\n"))))
-    };
-    sink.update(update);
 }
 
 /// One turn: the prompt plus what may change between turns.
