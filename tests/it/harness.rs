@@ -249,6 +249,8 @@ pub struct Acplb {
     pub permissions: Permissions,
     /// How this client answers forms (`elicitation/create`), and what it was asked.
     pub forms: Forms,
+    /// Every `auth/status_update` this client received, in order, as JSON.
+    pub auth_updates: Arc<Mutex<Vec<serde_json::Value>>>,
     /// acplb's state directory when the test gave it no home of its own: sessions a test
     /// keeps never land in the user's.
     _state: Option<tempfile::TempDir>,
@@ -295,6 +297,7 @@ impl Acplb {
             stderr,
             permissions: Permissions::default(),
             forms: Forms::default(),
+            auth_updates: Arc::default(),
             _state: state,
         }
     }
@@ -323,9 +326,20 @@ impl Acplb {
         let sink = updates.clone();
         let permissions = self.permissions.clone();
         let forms = self.forms.clone();
+        let auth_updates = self.auth_updates.clone();
         Client
             .v1()
             .name("acplb-e2e")
+            .on_receive_notification(
+                async move |n: agent_client_protocol::v1::schema::AuthStatusUpdateNotification, _cx| {
+                    auth_updates
+                        .lock()
+                        .unwrap()
+                        .push(serde_json::to_value(n).unwrap());
+                    Ok(())
+                },
+                on_receive_notification!(),
+            )
             .on_receive_notification(
                 async move |n: SessionNotification, _cx| {
                     sink.0.lock().unwrap().push(n);

@@ -3,12 +3,15 @@
 //! adds its own cases here, one file per area.
 
 mod appserver;
+mod auth_updates;
+mod batch_get;
 mod cli;
 pub(crate) mod codex;
 mod compaction;
 mod composer;
 mod delete;
 mod flow;
+mod hooks;
 mod login;
 mod mail;
 mod mcp_codex;

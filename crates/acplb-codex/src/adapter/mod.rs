@@ -5,7 +5,9 @@
 
 pub(crate) mod auth;
 mod commands;
+mod hooks;
 mod models;
+mod on_server;
 
 use std::fmt;
 use std::rc::Rc;
@@ -23,6 +25,7 @@ use crate::appserver::{self, AppServer};
 use crate::exec;
 use crate::options::CodexOptions;
 use models::{LiveModels, Offering};
+use on_server::OnServer;
 
 /// How acplb talks to Codex.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -85,13 +88,14 @@ impl CodexAdapter {
     /// A provider running Codex as `options` say, over `transport`, offering the models Codex
     /// lists, else `catalog`.
     pub fn new(options: CodexOptions, transport: Transport, catalog: OptionCatalog) -> Self {
-        let (capabilities, server) = match transport {
+        let (mut capabilities, server) = match transport {
             Transport::Exec => (exec::capabilities(catalog), None),
             Transport::AppServer => (
                 appserver::capabilities(catalog),
                 Some(AppServer::new(options.clone())),
             ),
         };
+        capabilities.commands.push(hooks::command());
         Self {
             models: LiveModels::new(options.clone(), capabilities.catalog.clone()),
             auth: auth::Auth::new(options.clone()),
@@ -108,22 +112,13 @@ impl CodexAdapter {
         self.transport
     }
 
-    /// Runs `ask` on the shared server; on exec, on a `codex app-server` of its own, stopped
-    /// behind the answer (Codex's threads are the same files either way).
+    /// Runs `ask` on the shared server; on exec, on a `codex app-server` of its own
+    /// ([`OnServer`]).
     async fn on_a_server<T>(
         &self,
         ask: impl AsyncFnOnce(&AppServer) -> Result<T, ProviderError>,
     ) -> Result<T, ProviderError> {
-        if let Some(server) = &self.server {
-            return ask(server).await;
-        }
-        let own = AppServer::new(CodexOptions {
-            transcript_dir: None,
-            ..self.options.clone()
-        });
-        let answer = ask(&own).await;
-        tokio::task::spawn_local(async move { own.shutdown().await });
-        answer
+        OnServer::new(self.server.as_ref(), &self.options).ask(ask).await
     }
 }
 
@@ -148,6 +143,7 @@ impl ProviderAdapter for CodexAdapter {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
         let (cwd, picked) = (setup.cwd.clone(), crate::skills::Picked::default());
+        let cwd_for_hooks = cwd.clone();
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -179,6 +175,10 @@ impl ProviderAdapter for CodexAdapter {
             catalog,
             updates: Some(updates),
             commands,
+            hooks: hooks::HooksCommand::new(
+                OnServer::new(self.server.as_ref(), &self.options),
+                cwd_for_hooks,
+            ),
         }))
     }
 
@@ -235,6 +235,10 @@ impl ProviderAdapter for CodexAdapter {
 
     async fn logout(&self) -> Result<(), AuthFailure> {
         self.auth.logout(self.server.as_ref()).await
+    }
+
+    fn auth_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        self.server.as_ref().map(AppServer::account_changes)
     }
 
     async fn auth_status(

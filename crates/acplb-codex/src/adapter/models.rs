@@ -139,6 +139,8 @@ pub(super) struct Offering {
     pub(super) updates: Option<watch::Receiver<OptionCatalog>>,
     /// The session's skills and custom prompts as slash commands.
     pub(super) commands: super::commands::SessionCommands,
+    /// `/hooks`.
+    pub(super) hooks: super::hooks::HooksCommand,
 }
 
 #[async_trait(?Send)]
@@ -149,6 +151,9 @@ impl ProviderSession for Offering {
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
+        if let Some(done) = self.hooks.answer(&turn.prompt.text, sink, &cancel).await {
+            return Ok(done);
+        }
         let mut turn = turn;
         self.commands.prepare(&mut turn).await?;
         self.session.run_turn(turn, sink, cancel).await

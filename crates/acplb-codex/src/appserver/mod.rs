@@ -17,6 +17,7 @@ pub mod decode;
 mod early;
 mod edits;
 pub(crate) mod forget;
+pub(crate) mod hooks;
 mod liveness;
 mod mcp_form;
 mod mcp_login;

@@ -77,6 +77,8 @@ struct Inner {
     starting: RefCell<Option<Attempt>>,
     generation: Cell<u64>,
     stopped: Cell<bool>,
+    /// Ticks when a server (this one or a later one) says the sign-in may have changed.
+    account: tokio::sync::watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -107,12 +109,19 @@ impl AppServer {
                 starting: RefCell::new(None),
                 generation: Cell::new(0),
                 stopped: Cell::new(false),
+                account: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
 
     pub(crate) fn options(&self) -> &CodexOptions {
         &self.inner.options
+    }
+
+    /// Ticks when the server says the sign-in may have changed (`account/updated`, the end of
+    /// a sign-in), across restarts of the server.
+    pub(crate) fn account_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.account.subscribe()
     }
 
     /// A session's secrets, from now on cut from everything the server prints.
@@ -336,6 +345,7 @@ impl AppServer {
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let limits = self.inner.limits;
         let rpc = Rpc::new(out_tx, limits.request, self.inner.served.clone());
+        rpc.report_account_changes(self.inner.account.clone());
         tokio::task::spawn_local(pipes::write_lines(stdin, out_rx));
         let (stop_tx, stop_rx) = oneshot::channel();
         let task = tokio::task::spawn_local(pipes::read_loop(Reader {

@@ -272,6 +272,14 @@ pub trait ProviderAdapter {
         Ok(AuthStatusResponse::new(AuthState::Unknown))
     }
 
+    /// Ticks when the sign-in may have changed outside acplb's own `authenticate` and
+    /// `logout` (the provider's own account notices); the runtime then asks
+    /// [`ProviderAdapter::auth_status`] again and tells the client if it differs
+    /// (`auth/status_update`, ADR 0043). `None` (the default): nothing to watch.
+    fn auth_changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+
     /// Signs the user out (`logout`).
     async fn logout(&self) -> Result<(), AuthFailure> {
         Err(AuthFailure::Failed(

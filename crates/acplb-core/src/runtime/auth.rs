@@ -35,10 +35,13 @@ impl Store {
         };
         let method = req.method_id.to_string();
         let meta = req.meta.unwrap_or_default();
+        let poke = self.auth_poke.clone();
         tokio::task::spawn_local(async move {
             match provider.authenticate(&method, &meta, &ui).await {
                 Ok(()) => {
                     tracing::info!(method, "signed in");
+                    // The client hears of the new sign-in; a failed one changed nothing.
+                    poke.iter().for_each(super::auth_updates::AuthPoke::poke);
                     reply(responder.respond(AuthenticateResponse::new()));
                 }
                 Err(e) => {
@@ -63,10 +66,12 @@ impl Store {
     /// `logout`: the provider signs the user out.
     pub(super) fn logout(&self, responder: Responder<LogoutResponse>) {
         let provider = self.provider.clone();
+        let poke = self.auth_poke.clone();
         tokio::task::spawn_local(async move {
             match provider.logout().await {
                 Ok(()) => {
                     tracing::info!("signed out");
+                    poke.iter().for_each(super::auth_updates::AuthPoke::poke);
                     reply(responder.respond(LogoutResponse::new()));
                 }
                 Err(e) => reply(responder.respond_with_error(wire::auth(&e))),

@@ -187,6 +187,14 @@ pub(super) fn summary(state: &Path, id: &str, lead: &str) -> Option<String> {
 }
 
 /// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
+/// A kept session as a row of `session/list` (and `_session/batch_get`).
+pub(super) fn row(e: crate::sessions::registry::Entry) -> SessionInfo {
+    SessionInfo::new(e.session_id, e.cwd)
+        .title(e.title)
+        .updated_at(e.last_active)
+        .archived(e.archived.then_some(true))
+}
+
 pub(super) async fn list(
     durability: &Durability,
     cwd: Option<PathBuf>,
@@ -220,16 +228,7 @@ pub(super) async fn list(
             .collect();
         let page = page(entries, cwd.as_deref(), cursor.as_deref(), DEFAULT_PAGE_SIZE)
             .map_err(|e| wire::invalid_params(Reason::InvalidParams, e.to_string()))?;
-        let sessions = page
-            .entries
-            .into_iter()
-            .map(|e| {
-                SessionInfo::new(e.session_id, e.cwd)
-                    .title(e.title)
-                    .updated_at(e.last_active)
-                    .archived(e.archived.then_some(true))
-            })
-            .collect();
+        let sessions = page.entries.into_iter().map(row).collect();
         Ok(ListSessionsResponse::new(sessions).next_cursor(page.next_cursor))
     });
     read.await

@@ -50,9 +50,10 @@ pub(super) async fn serve(
         .v1()
         .name(options.agent_name.clone())
         .on_receive_request(
-            forward!(tx, |req: InitializeRequest, responder, _| Command::Initialize {
+            forward!(tx, |req: InitializeRequest, responder, cx| Command::Initialize {
                 req: Box::new(req),
                 responder,
+                cx,
             }),
             on_receive_request!(),
         )
@@ -127,6 +128,12 @@ pub(super) async fn serve(
                     Command::AuthStatus { responder }
                 }
             ),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: super::batch_get::BatchGetRequest, responder, _| {
+                Command::BatchGet { req, responder }
+            }),
             on_receive_request!(),
         )
         .on_receive_request(

@@ -3,10 +3,13 @@
 
 mod asked;
 mod auth;
+mod auth_updates;
+mod batch_get;
 mod delete;
 mod durable;
 mod fork;
 mod handlers;
+mod initialize;
 mod open;
 mod reattach;
 mod refuse;

@@ -1,4 +1,4 @@
-//! The runtime loop: owns the session store, answers `initialize`, `session/list`,
+//! The runtime loop: owns the session store, answers `session/list` (`initialize`: `initialize.rs`),
 //! `session/close` and `session/delete` (`delete.rs`), opens sessions (`open.rs`: new, load, resume) and routes everything else to
 //! the session's actor; stops them all in order.
 
@@ -7,17 +7,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use agent_client_protocol::Client;
-use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentAuthCapabilities, AgentCapabilities, AuthenticateRequest, AuthenticateResponse, ClientCapabilities,
-    CloseSessionRequest, CloseSessionResponse, DeleteSessionRequest, DeleteSessionResponse, Implementation,
-    InitializeRequest, InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, LogoutCapabilities, LogoutResponse, McpCapabilities, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, ProvidersCapabilities,
-    ResumeSessionRequest, ResumeSessionResponse, SessionAdditionalDirectoriesCapabilities,
-    SessionCapabilities, SessionCloseCapabilities, SessionDeleteCapabilities, SessionId,
-    SessionListCapabilities, SessionResumeCapabilities, SessionSystemPromptCapabilities,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    AuthenticateRequest, AuthenticateResponse, ClientCapabilities, CloseSessionRequest, CloseSessionResponse,
+    DeleteSessionRequest, DeleteSessionResponse, InitializeRequest, InitializeResponse, ListSessionsRequest,
+    ListSessionsResponse, LoadSessionRequest, LoadSessionResponse, LogoutResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest, ResumeSessionResponse,
+    SessionId, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
     SetSessionModeResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -41,6 +36,7 @@ pub(crate) enum Command {
     Initialize {
         req: Box<InitializeRequest>,
         responder: Responder<InitializeResponse>,
+        cx: ConnectionTo<Client>,
     },
     NewSession {
         req: NewSessionRequest,
@@ -95,6 +91,11 @@ pub(crate) enum Command {
         req: DeleteSessionRequest,
         responder: Responder<DeleteSessionResponse>,
     },
+    /// `_session/batch_get` (`batch_get.rs`).
+    BatchGet {
+        req: super::batch_get::BatchGetRequest,
+        responder: Responder<super::batch_get::BatchGetResponse>,
+    },
     /// `providers/*`.
     Routing(super::routing::RoutingCall),
     /// `session/fork`, `set_title`, `archive`, `unarchive`, `status` (`shelf.rs`).
@@ -121,6 +122,9 @@ pub(super) struct Store {
     pub(super) opened_rx: Option<UnboundedReceiver<Opened>>,
     /// Set when stopping takes summaries (see [`Store::summarising`]).
     pub(super) summarising: Rc<std::cell::Cell<bool>>,
+    /// Tells the client when the sign-in changes (`auth_updates.rs`), once it has initialized
+    /// and when the provider offers sign-in.
+    pub(super) auth_poke: Option<super::auth_updates::AuthPoke>,
 }
 
 impl Store {
@@ -141,6 +145,7 @@ impl Store {
             opened_tx,
             opened_rx: Some(opened_rx),
             summarising: Rc::default(),
+            auth_poke: None,
         }
     }
 
@@ -213,7 +218,7 @@ impl Store {
 
     fn on_command(&mut self, cmd: Command) {
         match cmd {
-            Command::Initialize { req, responder } => self.initialize(&req, responder),
+            Command::Initialize { req, responder, cx } => self.initialize(&req, responder, cx),
             Command::NewSession { req, responder, cx } => {
                 let fork_of = match super::fork::requested(req.meta.as_ref()) {
                     Ok(f) => f,
@@ -271,6 +276,7 @@ impl Store {
             Command::Logout { responder } => self.logout(responder),
             Command::AuthStatus { responder } => self.auth_status(responder),
             Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
+            Command::BatchGet { req, responder } => self.batch_get(req, responder),
             Command::Routing(call) => self.routing(call),
             Command::Shelf(cmd) => self.on_shelf(cmd),
             Command::Prompt { req, responder } => self.route_prompt(req, responder),
@@ -306,58 +312,6 @@ impl Store {
                 None => unknown(&req.session_id, responder),
             },
         }
-    }
-
-    fn initialize(&mut self, req: &InitializeRequest, responder: Responder<InitializeResponse>) {
-        self.client = req.client_capabilities.clone();
-        let sse = self.capabilities.refuses_sse_mcp.is_none();
-        let durable = self.options.durability.is_some();
-        let mut sessions = SessionCapabilities::new()
-            .close(SessionCloseCapabilities::new())
-            .system_prompt(SessionSystemPromptCapabilities::new())
-            .additional_directories(SessionAdditionalDirectoriesCapabilities::new());
-        if durable {
-            sessions = sessions
-                .list(SessionListCapabilities::new())
-                .resume(SessionResumeCapabilities::new())
-                .delete(SessionDeleteCapabilities::new());
-            sessions = super::shelf::capabilities(sessions);
-        }
-        let caps = AgentCapabilities::new()
-            .load_session(durable)
-            .session_capabilities(sessions)
-            .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
-            .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
-        let caps = match self.provider.routing() {
-            Some(_) => caps.providers(ProvidersCapabilities::new()),
-            None => caps,
-        };
-        let auth_methods = self.provider.auth_methods(&self.client);
-        let caps = if auth_methods.is_empty() {
-            caps
-        } else {
-            caps.auth(
-                AgentAuthCapabilities::new()
-                    .logout(LogoutCapabilities::new())
-                    .status(agent_client_protocol::v1::schema::AuthStatusCapabilities::new()),
-            )
-        };
-        let version = if req.protocol_version > ProtocolVersion::V1 {
-            ProtocolVersion::V1
-        } else {
-            req.protocol_version
-        };
-        reply(
-            responder.respond(
-                InitializeResponse::new(version)
-                    .agent_capabilities(caps)
-                    .auth_methods(auth_methods)
-                    .agent_info(Implementation::new(
-                        &self.options.agent_name,
-                        &self.options.agent_version,
-                    )),
-            ),
-        );
     }
 
     /// Whether the client declared boolean config options (else toggles are offered as selects).

@@ -108,6 +108,8 @@ pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
 pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
 /// An MCP server's OAuth login ended (its `loginId`, success or error).
 pub(crate) const MCP_OAUTH_LOGIN_COMPLETED: &str = "mcpServer/oauthLogin/completed";
+/// Who is signed in changed (naming no thread).
+pub(crate) const ACCOUNT_UPDATED: &str = "account/updated";
 /// A skill file changed (naming no thread): the skills are listed again.
 pub(crate) const SKILLS_CHANGED: &str = "skills/changed";
 
@@ -122,7 +124,7 @@ pub(crate) const IGNORED: &[&str] = &[
     "thread/settings/updated",
     "serverRequest/resolved",
     RATE_LIMITS_UPDATED,
-    "account/updated",
+    ACCOUNT_UPDATED,
     "remoteControl/status/changed",
     "deprecationNotice",
     "configWarning",

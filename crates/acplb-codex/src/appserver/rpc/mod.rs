@@ -115,6 +115,9 @@ pub(crate) struct Rpc {
     logins: logins::Logins,
     /// How many `skills/changed` the server sent (naming no thread); sessions watch it.
     skills_changed: tokio::sync::watch::Sender<u64>,
+    /// Ticked on `account/updated` and `account/login/completed` (the sign-in may have
+    /// changed), when somebody watches ([`Rpc::report_account_changes`]).
+    account_changed: RefCell<Option<tokio::sync::watch::Sender<u64>>>,
     /// The time limit of a request.
     limit: Duration,
     /// What the server did not answer, once it is declared dead; the reader stops it.
@@ -148,6 +151,7 @@ impl Rpc {
             rate_limits: RefCell::new(None),
             logins: logins::Logins::default(),
             skills_changed: tokio::sync::watch::Sender::new(0),
+            account_changed: RefCell::new(None),
             limit,
             wedged: RefCell::new(None),
             wedge: tokio::sync::Notify::new(),
@@ -208,6 +212,11 @@ impl Rpc {
     }
 
     /// Changes each time the server says a skill file changed.
+    /// Ticks `to` whenever the server says the sign-in may have changed.
+    pub(crate) fn report_account_changes(&self, to: tokio::sync::watch::Sender<u64>) {
+        *self.account_changed.borrow_mut() = Some(to);
+    }
+
     pub(crate) fn skills_changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.skills_changed.subscribe()
     }

@@ -165,6 +165,9 @@ impl Rpc {
                     *self.rate_limits.borrow_mut() = Some(params);
                 } else if method == methods::LOGIN_COMPLETED {
                     self.logins.ended(params);
+                    self.account_changed();
+                } else if method == methods::ACCOUNT_UPDATED {
+                    self.account_changed();
                 } else if method == methods::SKILLS_CHANGED {
                     self.skills_changed.send_modify(|n| *n = n.wrapping_add(1));
                 } else {
@@ -172,6 +175,14 @@ impl Rpc {
                 }
             }
             (_, Incoming::Gone(_)) => {}
+        }
+    }
+}
+
+impl Rpc {
+    fn account_changed(&self) {
+        if let Some(tx) = self.account_changed.borrow().as_ref() {
+            tx.send_modify(|n| *n = n.wrapping_add(1));
         }
     }
 }
