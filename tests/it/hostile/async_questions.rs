@@ -188,3 +188,29 @@ async fn malformed_async_questions_from_the_server_never_hang_the_turn() {
     );
     assert!(!text.contains(REPLY_TAG));
 }
+
+#[tokio::test]
+async fn an_answer_codex_refuses_to_steer_is_not_delivered_and_the_user_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().display();
+    // One async question; the steer that carries its answer is refused (the turn ended
+    // meanwhile, as Codex says), then the turn ends.
+    let on_turn = format!(
+        r#"echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
+echo '{{"method":"item/completed","params":{{"threadId":"th-1","turnId":"tu-1","item":{{"type":"agentMessage","id":"m1","text":"Go?","delivery":"async","questions":[{{"title":"Go?","options":["yes"]}}]}}}}}}'
+read -r steer; printf '%s\n' "$steer" > '{d}/steer.json'
+s=$(printf '%s\n' "$steer" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+echo "{{\"id\":$s,\"error\":{{\"code\":-32600,\"message\":\"no active turn to steer\"}}}}"
+echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"completed"}}}}}}'"#
+    );
+    let (_acplb, updates) = one_turn(dir.path(), &on_turn, json!({"question_0": "yes"})).await;
+    let steer: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("steer.json")).unwrap()).unwrap();
+    assert_eq!(steer["method"], "turn/steer", "{steer}");
+    let text = steer["params"]["input"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.starts_with(REPLY_TAG) && text.contains(r#""answer":"yes""#),
+        "{steer}"
+    );
+    assert!(told(&updates, NOT_DELIVERED), "the user is told");
+}
