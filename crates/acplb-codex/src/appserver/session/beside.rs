@@ -19,6 +19,9 @@ use crate::appserver::protocol::methods;
 /// it was not delivered); past it the form is forgotten.
 const LATE_ANSWER_WAIT: Duration = Duration::from_secs(600);
 
+/// Async forms one turn puts to the editor; past them a flood of questions is text only.
+const MAX_FORMS: usize = 64;
+
 /// What the user is told of an answer that came after its turn ended.
 pub(super) const NOT_DELIVERED: &str = "Answer not sent: Codex finished before your answer arrived. \
 Send it as a new message if it still matters.";
@@ -34,9 +37,14 @@ pub(super) struct OpenQuestions {
 }
 
 impl OpenQuestions {
-    /// Puts the questions to the editor as a form, when it shows forms (else the message's
-    /// own text, already shown, is all the user sees).
+    /// Puts the questions to the editor as a form, when it shows forms and the turn has not
+    /// asked [`MAX_FORMS`] already (else the message's own text, already shown, is all the
+    /// user sees).
     pub(super) fn ask(&mut self, asked: Asked, sink: &dyn SessionSink) {
+        if self.withdraw.len() >= MAX_FORMS {
+            tracing::warn!("too many async questions in one turn; the rest are shown as text only");
+            return;
+        }
         let Some(form) = async_questions::form(&asked).and_then(|ask| sink.elicit_beside(ask)) else {
             tracing::debug!("async questions shown as text only: the client shows no forms");
             return;
@@ -124,5 +132,65 @@ impl TurnRun<'_> {
         } else {
             tell_user(sink, self.notices, NOT_DELIVERED);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use acplb_core::provider::{BesideForm, CollectingSink, ElicitAsk};
+    use agent_client_protocol::v1::schema::SessionUpdate;
+
+    use super::*;
+
+    /// A sink whose forms are never answered; it counts the forms and the withdrawals.
+    #[derive(Default)]
+    struct Holding {
+        asked: Cell<usize>,
+        withdrawn: Rc<Cell<usize>>,
+    }
+
+    impl SessionSink for Holding {
+        fn update(&self, _update: SessionUpdate) {}
+
+        fn elicit_beside(&self, _ask: ElicitAsk) -> Option<BesideForm> {
+            self.asked.set(self.asked.get() + 1);
+            let withdrawn = Rc::clone(&self.withdrawn);
+            Some(BesideForm {
+                answer: Box::pin(std::future::pending()),
+                withdraw: Box::new(move || withdrawn.set(withdrawn.get() + 1)),
+                later: Box::new(CollectingSink::default()),
+            })
+        }
+    }
+
+    fn asked() -> Asked {
+        Asked {
+            item_id: "m".into(),
+            questions: vec![("Go?".into(), vec![])],
+        }
+    }
+
+    #[test]
+    fn a_flood_of_questions_asks_a_bounded_number_of_forms_and_all_are_withdrawn() {
+        let sink = Holding::default();
+        let mut open = OpenQuestions::default();
+        for _ in 0..MAX_FORMS + 10 {
+            open.ask(asked(), &sink);
+        }
+        assert_eq!(sink.asked.get(), MAX_FORMS);
+        open.withdraw();
+        assert_eq!(sink.withdrawn.get(), MAX_FORMS);
+    }
+
+    #[test]
+    fn a_client_without_forms_is_asked_nothing() {
+        let mut open = OpenQuestions::default();
+        open.ask(asked(), &CollectingSink::default());
+        assert!(open.is_empty());
+        // Nothing open: closing spawns nothing (no runtime needed).
+        open.close(true);
     }
 }
