@@ -39,7 +39,10 @@ async fn an_answer_after_the_turn_ended_is_not_delivered_and_the_user_is_told() 
             let s = open_session_with_forms(&cx, &ws).await?;
             let first = prompt(&cx, &s.session_id, "scenario:ask_async_end pick a color").await?;
             // The turn ended with the form open: acplb withdrew it.
-            assert_eq!(forms.seen().len(), 1);
+            assert!(
+                eventually(Duration::from_secs(10), || forms.seen().len() == 1).await,
+                "asked once"
+            );
             assert!(
                 eventually(Duration::from_secs(10), || forms.held_withdrawn() == [true]).await,
                 "the open form is withdrawn when the turn ends"
