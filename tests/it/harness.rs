@@ -215,6 +215,30 @@ impl Forms {
         self.seen.lock().unwrap().clone()
     }
 
+    /// Whether each form held unanswered ([`FormAnswer::Never`]) was withdrawn by acplb
+    /// (`$/cancel_request`).
+    pub fn held_withdrawn(&self) -> Vec<bool> {
+        self.held
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|r| r.cancellation().is_cancelled())
+            .collect()
+    }
+
+    /// Answers every held form now, as a user who answers late; how many there were.
+    pub fn release(&self, content: &serde_json::Value) -> usize {
+        let held: Vec<_> = self.held.lock().unwrap().drain(..).collect();
+        let count = held.len();
+        for responder in held {
+            let result = serde_json::json!({"action": "accept", "content": content});
+            responder
+                .respond(serde_json::from_value(result).expect("an ACP elicitation answer"))
+                .expect("the answer is sent");
+        }
+        count
+    }
+
     fn respond(
         &self,
         req: serde_json::Value,

@@ -14,6 +14,7 @@
 
 mod acpx;
 mod appserver;
+mod async_questions;
 mod atm;
 mod auth_status;
 mod batch_get;

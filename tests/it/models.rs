@@ -74,7 +74,7 @@ fn entry(template: &Value, slug: &str, efforts: &[&str], hidden: bool) -> Value 
 }
 
 /// The bundled `gpt-5.5` entry of the pinned Codex (`codex debug models --bundled`).
-fn template(live: &Live) -> Value {
+pub fn template(live: &Live) -> Value {
     let out = std::process::Command::new(live.env.codex_path())
         .args(["debug", "models", "--bundled"])
         .envs(live.env.env_vars())

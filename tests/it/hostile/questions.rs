@@ -57,7 +57,7 @@ fn recorded(dir: &Path, name: &str) -> serde_json::Value {
 
 /// One prompt to acplb on a stand-in app-server that runs `on_turn`, from a client that shows
 /// forms and fills them in with `content`; the turn must end.
-async fn one_turn(dir: &Path, on_turn: &str, content: serde_json::Value) -> (Acplb, Updates) {
+pub(super) async fn one_turn(dir: &Path, on_turn: &str, content: serde_json::Value) -> (Acplb, Updates) {
     let codex = app_server(dir, on_turn);
     let mut acplb = spawn_app_server(dir, &codex, &[]);
     acplb.forms.answer(FormAnswer::Accept(content));

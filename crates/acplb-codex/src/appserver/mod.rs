@@ -10,6 +10,7 @@
 
 pub(crate) mod account;
 pub mod approval;
+mod async_questions;
 mod binary;
 mod commands;
 mod config;

@@ -22,7 +22,8 @@ use crate::session::options::OptionCatalog;
 mod sink;
 
 pub use sink::{
-    CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink, tell_user,
+    BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink,
+    tell_user,
 };
 
 /// What the editor chose for a session: model, reasoning effort, network access.

@@ -53,6 +53,25 @@ pub enum ElicitAnswer {
     Unanswered(String),
 }
 
+/// A form put to the user that nothing waits on ([`SessionSink::elicit_beside`]): the turn
+/// runs on while it is open, and the answer may come after the turn ended.
+pub struct BesideForm {
+    /// The answer. It owns what it needs, so it can be awaited after the turn ended.
+    pub answer: LocalBoxFuture<'static, ElicitAnswer>,
+    /// Asks the editor to close the form (`$/cancel_request`) without dropping an answer
+    /// already on its way: [`BesideForm::answer`] still resolves, with whatever the editor
+    /// sends back.
+    pub withdraw: Box<dyn Fn()>,
+    /// Where to tell the user about the form after the turn ended.
+    pub later: Box<dyn SessionSink>,
+}
+
+impl std::fmt::Debug for BesideForm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BesideForm").finish_non_exhaustive()
+    }
+}
+
 /// Where a provider sends the updates of a running turn.
 ///
 /// Implementations forward to the ACP client (through the plugin pipeline); tests collect them.
@@ -96,6 +115,14 @@ pub trait SessionSink {
         Box::pin(std::future::ready(ElicitAnswer::Unanswered(
             "the editor shows no forms".into(),
         )))
+    }
+
+    /// Puts a form to the user that the turn does not wait on (`elicitation/create`, form
+    /// mode); `None` when the editor shows no forms. The provider withdraws it when it no
+    /// longer needs the answer.
+    fn elicit_beside(&self, ask: ElicitAsk) -> Option<BesideForm> {
+        drop(ask);
+        None
     }
 }
 

@@ -3,8 +3,9 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CreateElicitationRequest, ElicitationAction, ElicitationFormMode, ElicitationSessionScope,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionId, SessionNotification, SessionUpdate,
+    CreateElicitationRequest, CreateElicitationResponse, ElicitationAction, ElicitationFormMode,
+    ElicitationSessionScope, RequestPermissionOutcome, RequestPermissionRequest, SessionId,
+    SessionNotification, SessionUpdate,
 };
 use futures::future::LocalBoxFuture;
 
@@ -12,14 +13,14 @@ use std::rc::Rc;
 
 use super::hold::Hold;
 use crate::plugin::Pipeline;
-use crate::provider::{ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
+use crate::provider::{BesideForm, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
 use crate::sessions::registry::Tracked;
 use crate::transport::{OutputFlow, json_size};
 use agent_client_protocol::schema::MaybeUndefined;
 
 /// Sends updates of one session to the ACP client, through the plugin pipeline.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct AcpSink {
     session_id: SessionId,
     cx: ConnectionTo<Client>,
@@ -146,27 +147,54 @@ impl SessionSink for AcpSink {
                 "the client declared no form elicitation".into(),
             )));
         }
+        let sent = self.cx.send_request(self.form_request(ask));
+        Box::pin(async move { read_answer(sent.block_task().await) })
+    }
+
+    fn elicit_beside(&self, ask: ElicitAsk) -> Option<BesideForm> {
+        if !self.forms {
+            return None;
+        }
+        let sent = self.cx.send_request(self.form_request(ask));
+        let handle = sent.cancellation_handle();
+        Some(BesideForm {
+            answer: Box::pin(async move { read_answer(sent.block_task().await) }),
+            withdraw: Box::new(move || {
+                if let Err(e) = handle.cancel() {
+                    tracing::debug!(error = %e, "could not withdraw a form: the client connection is closed");
+                }
+            }),
+            later: Box::new(self.clone()),
+        })
+    }
+}
+
+impl AcpSink {
+    /// The `elicitation/create` request of a form, counted in the output flow like updates.
+    fn form_request(&self, ask: ElicitAsk) -> CreateElicitationRequest {
         let scope = ElicitationSessionScope::new(self.session_id.clone()).tool_call_id(ask.tool_call_id);
         let request = CreateElicitationRequest::new(ElicitationFormMode::new(scope, ask.schema), ask.message);
         self.flow.sent(json_size(&request));
-        let sent = self.cx.send_request(request);
-        Box::pin(async move {
-            match sent.block_task().await {
-                Ok(response) => match response.action {
-                    ElicitationAction::Accept(accepted) => {
-                        let content = accepted.content.unwrap_or_default();
-                        match serde_json::to_value(content) {
-                            Ok(serde_json::Value::Object(map)) => ElicitAnswer::Accepted(map),
-                            _ => ElicitAnswer::Unanswered("an answer acplb could not read".into()),
-                        }
-                    }
-                    ElicitationAction::Decline => ElicitAnswer::Declined,
-                    ElicitationAction::Cancel => ElicitAnswer::Cancelled,
-                    _ => ElicitAnswer::Unanswered("an answer of a kind acplb does not know".into()),
-                },
-                Err(e) => ElicitAnswer::Unanswered(e.message),
+        request
+    }
+}
+
+/// The editor's answer to a form, as the provider reads it.
+fn read_answer(response: Result<CreateElicitationResponse, agent_client_protocol::Error>) -> ElicitAnswer {
+    match response {
+        Ok(response) => match response.action {
+            ElicitationAction::Accept(accepted) => {
+                let content = accepted.content.unwrap_or_default();
+                match serde_json::to_value(content) {
+                    Ok(serde_json::Value::Object(map)) => ElicitAnswer::Accepted(map),
+                    _ => ElicitAnswer::Unanswered("an answer acplb could not read".into()),
+                }
             }
-        })
+            ElicitationAction::Decline => ElicitAnswer::Declined,
+            ElicitationAction::Cancel => ElicitAnswer::Cancelled,
+            _ => ElicitAnswer::Unanswered("an answer of a kind acplb does not know".into()),
+        },
+        Err(e) => ElicitAnswer::Unanswered(e.message),
     }
 }
 

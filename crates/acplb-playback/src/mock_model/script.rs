@@ -291,6 +291,8 @@ mod tests {
             "escalate_twice",
             "reasoning",
             "ask",
+            "ask_async",
+            "ask_async_end",
             "propose_plan",
             "plan_patch",
             "subagent",

@@ -35,7 +35,9 @@ use crate::prepare::{Continuation, check_cwd, check_prompt};
 use crate::render::usage::Totals;
 use crate::transcript::Transcript;
 
+mod beside;
 mod finish;
+mod forms;
 mod thread;
 mod turn;
 
@@ -240,6 +242,7 @@ impl ProviderSession for AppSession {
             transcript,
             usage: None,
             subagents,
+            notices: self.setup.client_shows_notices,
         };
         let inbox = &mut thread.inbox;
         let started = tokio::select! {

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use super::beside::OpenQuestions;
+use super::forms::{Asker, PendingQuestion, form};
 use super::{
     AppDecoder, AppSignal, Ask, CancellationToken, FuturesUnordered, Gone, INTERRUPT_WAIT, Inbox, Incoming,
     PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt, ToolCallStatus, Totals,
@@ -12,7 +14,7 @@ use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
 use crate::appserver::protocol::{Request, methods};
 use crate::appserver::subagents::{self, Subagents};
 use crate::appserver::{mcp_form, user_input};
-use acplb_core::provider::{ElicitAnswer, ElicitAsk};
+use acplb_core::provider::ElicitAnswer;
 
 /// How long an interrupted turn has to say it ended before its open tool calls are closed
 /// anyway: the prompt is answered within a second, whatever Codex does.
@@ -43,6 +45,8 @@ pub(super) struct TurnRun<'a> {
     pub(super) usage: Option<Value>,
     /// The subagents the turn spawned, shown as tool calls.
     pub(super) subagents: Subagents,
+    /// Whether the client shows `notice` updates.
+    pub(super) notices: bool,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -52,34 +56,28 @@ const OPEN_ASKS: usize = 64;
 
 pub(super) type PendingAsk<'s> = futures::future::LocalBoxFuture<'s, (Value, Ask, PermissionAnswer)>;
 
-/// Who asked a question put to the editor as a form.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Asker {
-    /// Codex (`item/tool/requestUserInput`): a dismissed form stops the turn.
-    Codex,
-    /// An MCP server (`mcpServer/elicitation/request`): it is told the form was dismissed.
-    Mcp,
-}
-
-impl Asker {
-    fn result(self, params: &Value, answer: &ElicitAnswer) -> Value {
-        match self {
-            Asker::Codex => user_input::answers(params, answer),
-            Asker::Mcp => mcp_form::answer(answer),
-        }
-    }
-}
-
-/// A question put to the editor as a form: the request's id, params and asker, and the answer.
-type PendingQuestion<'s> = futures::future::LocalBoxFuture<'s, (Value, Value, Asker, ElicitAnswer)>;
-
 impl TurnRun<'_> {
+    /// Runs the turn to its end; its async questions still open then are withdrawn.
     pub(super) async fn drive(
         &mut self,
         inbox: &mut Inbox,
         sink: &dyn SessionSink,
         cancel: &CancellationToken,
         steer: &acplb_core::provider::SteerInbox,
+    ) -> Ended {
+        let mut open = OpenQuestions::default();
+        let end = self.drive_with(inbox, sink, cancel, steer, &mut open).await;
+        open.close(self.notices);
+        end
+    }
+
+    async fn drive_with(
+        &mut self,
+        inbox: &mut Inbox,
+        sink: &dyn SessionSink,
+        cancel: &CancellationToken,
+        steer: &acplb_core::provider::SteerInbox,
+        open: &mut OpenQuestions,
     ) -> Ended {
         let mut asks: FuturesUnordered<PendingAsk<'_>> = FuturesUnordered::new();
         let mut questions: FuturesUnordered<PendingQuestion<'_>> = FuturesUnordered::new();
@@ -89,7 +87,12 @@ impl TurnRun<'_> {
                 () = cancel.cancelled() => {
                     // The open forms are dropped; Codex hears "no answer" for each (`waiting`).
                     drop(questions);
+                    open.withdraw();
                     return self.interrupt(inbox, sink, asks).await;
+                }
+                // Cancel-safe, as below.
+                (asked, answer) = open.next(), if !open.is_empty() => {
+                    self.answer_beside(&asked, &answer, sink).await;
                 }
                 // Cancel-safe, as below.
                 Some((id, params, asker, answer)) = questions.next(), if !questions.is_empty() => {
@@ -122,7 +125,9 @@ impl TurnRun<'_> {
                     self.respond(&id, result);
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
-                input = steer.next() => self.steer(&input.text).await,
+                input = steer.next() => {
+                    self.steer(&input.text).await;
+                }
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
                 msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
@@ -143,41 +148,14 @@ impl TurnRun<'_> {
                                 self.flush(sink);
                                 return Ended::Turn(end);
                             }
+                            if let Some(asked) = self.asked_beside(&method, &params) {
+                                // The message's text first, then its form.
+                                self.flush(sink);
+                                open.ask(asked, sink);
+                            }
                         }
                         Incoming::Request { id, method, params } => {
-                            let ask = if self.subagents.is_child(&params) {
-                                self.subagents.ask(&method, &params)
-                            } else {
-                                Ask::from_request(&method, &params, &self.decoder)
-                            };
-                            if let Some(ask) = ask {
-                                let question = acplb_core::provider::PermissionAsk {
-                                    tool_call: ask.tool_call.clone(),
-                                    options: ask.options.clone(),
-                                };
-                                self.waiting.push((id.clone(), ask.cancelled()));
-                                asks.push(Box::pin(async move {
-                                    let answer = sink.request_permission(question).await;
-                                    (id, ask, answer)
-                                }));
-                            } else if let Some((asker, form)) = form(&method, &params, sink) {
-                                self.waiting.push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
-                                questions.push(Box::pin(async move {
-                                    let answer = sink.elicit(form).await;
-                                    (id, params, asker, answer)
-                                }));
-                            } else if method == methods::TOOL_USER_INPUT {
-                                let result = answer_user_input(&params, &mut self.out);
-                                self.respond(&id, result);
-                            } else if method == methods::MCP_ELICITATION {
-                                // An MCP server asking the user for data the editor cannot show
-                                // (no forms, or not a form): a decline the server can handle.
-                                tracing::info!("an MCP server asked for input acplb cannot show; declined");
-                                self.respond(&id, mcp_form::declined());
-                            } else {
-                                tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
-                                self.respond_error(&id, -32601, "acplb cannot answer this request");
-                            }
+                            self.on_request(id, &method, params, sink, &mut asks, &mut questions);
                         }
                     }
                     self.flush(sink);
@@ -185,6 +163,53 @@ impl TurnRun<'_> {
                     sink.ready().await;
                 }
             }
+        }
+    }
+
+    /// A request of Codex's: a permission ask or a question put to the editor (its answer
+    /// awaited beside the turn), else answered at once.
+    fn on_request<'s>(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+        sink: &'s dyn SessionSink,
+        asks: &mut FuturesUnordered<PendingAsk<'s>>,
+        questions: &mut FuturesUnordered<PendingQuestion<'s>>,
+    ) {
+        let ask = if self.subagents.is_child(&params) {
+            self.subagents.ask(method, &params)
+        } else {
+            Ask::from_request(method, &params, &self.decoder)
+        };
+        if let Some(ask) = ask {
+            let question = acplb_core::provider::PermissionAsk {
+                tool_call: ask.tool_call.clone(),
+                options: ask.options.clone(),
+            };
+            self.waiting.push((id.clone(), ask.cancelled()));
+            asks.push(Box::pin(async move {
+                let answer = sink.request_permission(question).await;
+                (id, ask, answer)
+            }));
+        } else if let Some((asker, form)) = form(method, &params, sink) {
+            self.waiting
+                .push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
+            questions.push(Box::pin(async move {
+                let answer = sink.elicit(form).await;
+                (id, params, asker, answer)
+            }));
+        } else if method == methods::TOOL_USER_INPUT {
+            let result = answer_user_input(&params, &mut self.out);
+            self.respond(&id, result);
+        } else if method == methods::MCP_ELICITATION {
+            // An MCP server asking the user for data the editor cannot show
+            // (no forms, or not a form): a decline the server can handle.
+            tracing::info!("an MCP server asked for input acplb cannot show; declined");
+            self.respond(&id, mcp_form::declined());
+        } else {
+            tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
+            self.respond_error(&id, -32601, "acplb cannot answer this request");
         }
     }
 
@@ -252,17 +277,22 @@ impl TurnRun<'_> {
         });
     }
 
-    pub(super) async fn steer(&mut self, text: &str) {
+    /// Steers `text` into the running turn; whether Codex took it.
+    pub(super) async fn steer(&mut self, text: &str) -> bool {
         let Some(turn_id) = self.turn_id.clone() else {
-            return;
+            return false;
         };
         let params = TurnSteer {
             thread_id: self.thread_id.to_owned(),
             input: turn_input::user_input(text, &[]),
             expected_turn_id: turn_id,
         };
-        if let Err(e) = call(self.rpc, &mut self.transcript, &params).await {
-            tracing::warn!(error = %e, "steering the running turn failed");
+        match call(self.rpc, &mut self.transcript, &params).await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "steering the running turn failed");
+                false
+            }
         }
     }
 
@@ -361,19 +391,6 @@ impl TurnRun<'_> {
         for update in self.out.drain(..) {
             sink.update(update);
         }
-    }
-}
-
-/// The form a question from Codex or an MCP server becomes, when the editor shows forms and
-/// the question can be one.
-fn form(method: &str, params: &Value, sink: &dyn SessionSink) -> Option<(Asker, ElicitAsk)> {
-    if !sink.can_elicit() {
-        return None;
-    }
-    match method {
-        methods::TOOL_USER_INPUT => Some((Asker::Codex, user_input::form(params)?)),
-        methods::MCP_ELICITATION => Some((Asker::Mcp, mcp_form::form(params)?)),
-        _ => None,
     }
 }
 
