@@ -16,6 +16,7 @@ mod acpx;
 mod appserver;
 mod atm;
 mod auth_status;
+mod background;
 mod cli;
 mod codex;
 mod compaction;

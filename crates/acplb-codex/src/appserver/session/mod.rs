@@ -35,6 +35,7 @@ use crate::prepare::{Continuation, check_cwd, check_prompt};
 use crate::render::usage::Totals;
 use crate::transcript::Transcript;
 
+mod background;
 mod finish;
 mod thread;
 mod turn;
@@ -85,6 +86,14 @@ pub(crate) struct AppSession {
     planning: bool,
     /// The skill the next turn's prompt invoked (`/$name`), set by the adapter.
     picked: crate::skills::Picked,
+    /// The commands earlier turns left running (background terminals), followed to their end.
+    background: background::Shared,
+    /// What following them between turns shows, for the session actor
+    /// (`background_updates`, taken once).
+    updates: tokio::sync::mpsc::UnboundedSender<SessionUpdate>,
+    updates_rx: Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>>,
+    /// The task that follows them between turns, on the thread's server.
+    follower: Option<JoinHandle<()>>,
 }
 
 /// How the turn found its thread.
@@ -102,6 +111,9 @@ impl Drop for AppSession {
     fn drop(&mut self) {
         if let Some(early) = self.early.take() {
             early.abort();
+        }
+        if let Some(follower) = self.follower.take() {
+            follower.abort();
         }
     }
 }
@@ -124,6 +136,7 @@ impl AppSession {
         }
         // Before the thread starts: whatever the server prints from now on may hold them.
         server.serve(&secrets);
+        let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut session = Self {
             server,
             secrets,
@@ -141,6 +154,10 @@ impl AppSession {
             early: None,
             planning: false,
             picked,
+            background: background::Shared::default(),
+            updates,
+            updates_rx: Some(updates_rx),
+            follower: None,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -240,6 +257,7 @@ impl ProviderSession for AppSession {
             transcript,
             usage: None,
             subagents,
+            background: self.background.clone(),
         };
         let inbox = &mut thread.inbox;
         let started = tokio::select! {
@@ -260,7 +278,7 @@ impl ProviderSession for AppSession {
         };
         drop(images);
         conn.rpc.set_active(&thread_id, false);
-        inbox.drain();
+        background::take_rest(&self.background, inbox, sink);
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
     }
@@ -270,7 +288,16 @@ impl ProviderSession for AppSession {
             && let Some(conn) = self.server_conn()
         {
             conn.rpc.unsubscribe(&thread.id);
+            // Codex keeps a thread's background terminals while its server runs: a closed
+            // session's go with it (ADR 0041).
+            if !self.background.borrow().is_empty() && thread.generation == conn.generation {
+                background::stop_on_close(&conn.rpc, &thread.id).await;
+            }
         }
+    }
+
+    fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
+        self.updates_rx.take()
     }
 
     fn thread_id(&self) -> Option<String> {
