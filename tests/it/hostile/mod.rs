@@ -3,6 +3,7 @@
 //! adds its own cases here, one file per area.
 
 mod appserver;
+mod background;
 mod cli;
 pub(crate) mod codex;
 mod compaction;
