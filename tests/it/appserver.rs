@@ -468,7 +468,18 @@ async fn slash_commands_are_offered_and_status_is_answered_by_acplb() {
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    assert_eq!(names, ["review", "compact", "init", "status", "mcp", "rename"]);
+    assert_eq!(
+        names,
+        [
+            "review",
+            "compact",
+            "init",
+            "status",
+            "mcp",
+            "terminals",
+            "rename"
+        ]
+    );
     let text = live.updates.agent_text();
     assert!(
         text.contains("**Status**") && text.contains("- Mode: read-only"),
