@@ -1,5 +1,6 @@
 //! Where what the server sends goes: each thread's messages to the session whose turn runs on
-//! it (dropped, or refused for requests, between turns), the server's requests no session can
+//! it (between turns dropped, or refused for requests, except a command's output and end, which
+//! go to the session's follower of background terminals), the server's requests no session can
 //! answer refused, and the backlog of messages routed and not taken, which pauses the reader.
 
 use std::rc::Rc;
