@@ -470,7 +470,16 @@ async fn slash_commands_are_offered_and_status_is_answered_by_acplb() {
         .collect();
     assert_eq!(
         names,
-        ["review", "compact", "init", "status", "mcp", "hooks", "rename"]
+        [
+            "review",
+            "compact",
+            "init",
+            "status",
+            "mcp",
+            "terminals",
+            "hooks",
+            "rename"
+        ]
     );
     let text = live.updates.agent_text();
     assert!(

@@ -17,6 +17,7 @@ mod appserver;
 mod async_questions;
 mod atm;
 mod auth_status;
+mod background;
 mod batch_get;
 mod cli;
 mod codex;

@@ -5,6 +5,7 @@
 mod appserver;
 mod async_questions;
 mod auth_updates;
+mod background;
 mod batch_get;
 mod cli;
 pub(crate) mod codex;

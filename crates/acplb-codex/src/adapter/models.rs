@@ -178,4 +178,10 @@ impl ProviderSession for Offering {
     fn command_updates(&mut self) -> Option<watch::Receiver<Vec<AvailableCommand>>> {
         self.commands.updates()
     }
+
+    fn background_updates(
+        &mut self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>> {
+        self.session.background_updates()
+    }
 }

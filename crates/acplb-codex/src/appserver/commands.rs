@@ -1,5 +1,5 @@
 //! The slash commands the app-server transport offers the editor (`available_commands_update`),
-//! how a prompt names one, and the text of `/status`.
+//! how a prompt names one, and the text of `/status` (`/terminals`' own text: `terminals.rs`).
 
 use agent_client_protocol::v1::schema::{AvailableCommand, AvailableCommandInput, UnstructuredCommandInput};
 use serde_json::Value;
@@ -21,6 +21,9 @@ pub(crate) enum Slash {
     Mcp { reload: bool },
     /// `/mcp login <server>`: an OAuth login to one MCP server (empty: the usage is shown).
     McpLogin(String),
+    /// `/terminals [stop <id>|stop all|clean]`: the commands Codex left running in the
+    /// background, listed or stopped (answered by acplb).
+    Terminals(super::terminals::Ask),
 }
 
 /// What `/init` asks Codex.
@@ -48,6 +51,13 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
                 "optional: reload, to read the MCP configuration again first; login <server>, to log in to a server by OAuth",
             )),
         ),
+        AvailableCommand::new(
+            "terminals",
+            "List the commands running in the background, or stop them",
+        )
+        .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+            "optional: stop <id>, stop all, or clean",
+        ))),
     ]
 }
 
@@ -67,6 +77,7 @@ pub(crate) fn parse(text: &str) -> Option<Slash> {
             ("login", server) => Some(Slash::McpLogin(server.trim().to_owned())),
             _ => None,
         },
+        "terminals" => Some(Slash::Terminals(super::terminals::Ask::parse(args))),
         _ => None,
     }
 }
@@ -191,7 +202,15 @@ mod tests {
         assert_eq!(parse("/usr/bin/env is broken"), None);
         assert_eq!(parse("/statusbar"), None);
         assert_eq!(parse("no slash"), None);
-        assert_eq!(available().len(), 5);
+        assert_eq!(
+            parse("/terminals stop 12"),
+            Some(Slash::Terminals(super::super::terminals::Ask::Stop("12".into())))
+        );
+        assert_eq!(
+            parse("/terminals"),
+            Some(Slash::Terminals(super::super::terminals::Ask::List))
+        );
+        assert_eq!(available().len(), 6);
     }
 
     #[test]

@@ -32,6 +32,7 @@ use crate::render::live::LiveOutput;
 use crate::render::{Warnings, emit, usage::Totals};
 use items::item;
 
+mod background;
 mod compaction;
 mod items;
 
@@ -45,6 +46,25 @@ pub(super) struct OpenCall {
     output: Option<LiveOutput>,
     /// Server and tool of an MCP call.
     pub(super) mcp: Option<(String, String)>,
+    /// Codex's process id of a command, which may outlive its turn (`background.rs`).
+    process: Option<String>,
+}
+
+impl OpenCall {
+    /// What the call shows: its content, and the output a command printed so far (text
+    /// updates are coalesced: the last one sent may not show all of it).
+    fn shown(&self) -> Vec<agent_client_protocol::v1::schema::ToolCallContent> {
+        let mut content = self.call.content.clone();
+        if let Some(text) = self
+            .output
+            .as_ref()
+            .and_then(LiveOutput::text)
+            .filter(|t| !t.is_empty())
+        {
+            content.push(text.fenced().into());
+        }
+        content
+    }
 }
 
 /// Decodes the notifications of one turn of one thread.
@@ -119,17 +139,8 @@ impl AppDecoder {
         self.flush_pending_error(out);
         self.compaction_ended(CompactionStatus::Cancelled, reason, out);
         for mut open in self.open.drain(..) {
+            let mut content = open.shown();
             let id = open.call.tool_call_id;
-            let mut content = open.call.content;
-            // Text updates are coalesced: the last one sent may not show all of the output.
-            if let Some(text) = open
-                .output
-                .as_ref()
-                .and_then(LiveOutput::text)
-                .filter(|t| !t.is_empty())
-            {
-                content.push(text.fenced().into());
-            }
             if let Some(reason) = reason {
                 content.push(reason.into());
             }
@@ -309,7 +320,15 @@ impl AppDecoder {
             TurnEnd::Failed { .. } => "The turn failed before this finished.",
             TurnEnd::Completed => "The turn ended before this finished.",
         };
+        // Commands that run on in Codex stay open, as background terminals; a cancel's
+        // sweep stops them, so an interrupted turn closes them too.
+        let background = if matches!(end, TurnEnd::Interrupted) {
+            Vec::new()
+        } else {
+            self.take_background()
+        };
         self.close_open_tool_calls_because(ToolCallStatus::Failed, Some(reason), out);
+        self.keep_background(background, out);
         AppSignal::TurnCompleted {
             turn_id: turn.id,
             end,

@@ -38,13 +38,9 @@ pub(crate) async fn report(rpc: &Rpc, thread: Option<&str>, reload: bool) -> Str
             return format!("{out}Codex answered `mcpServerStatus/list` without a list of servers.\n");
         };
         servers.extend(data.iter().cloned());
-        match page
-            .get("nextCursor")
-            .and_then(Value::as_str)
-            .filter(|c| !c.is_empty())
-        {
-            Some(next) => cursor = Some(next.to_owned()),
-            None => break,
+        cursor = super::protocol::next_cursor(&page);
+        if cursor.is_none() {
+            break;
         }
     }
     out.push_str(&render(&servers));

@@ -34,6 +34,7 @@ mod session;
 mod signal;
 pub(crate) mod skills;
 mod subagents;
+mod terminals;
 mod text;
 mod tools;
 mod turn_input;

@@ -64,12 +64,7 @@ fn parse_page(page: &Value) -> Result<(Vec<ListedModel>, Option<String>), String
             "codex app-server listed models acplb cannot read; left out"
         );
     }
-    let next = page
-        .get("nextCursor")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned);
-    Ok((models, next))
+    Ok((models, super::protocol::next_cursor(page)))
 }
 
 /// One entry of the list; `None` when it names no model.

@@ -212,6 +212,10 @@ pub(super) struct CommandItem {
     pub(super) aggregated_output: Option<String>,
     #[serde(default)]
     pub(super) exit_code: Option<i64>,
+    /// Codex's id of the process a unified exec command runs in (what the model polls): a
+    /// command still open when its turn ends runs on in the background under it.
+    #[serde(default)]
+    pub(super) process_id: Option<String>,
 }
 
 /// Codex's own reading of a command (one per part of a pipeline or list).

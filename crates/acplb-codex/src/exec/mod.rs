@@ -19,6 +19,7 @@ use acplb_core::provider::{
 };
 use acplb_core::secrets::KnownSecrets;
 use acplb_core::transport::{Process, ProcessSpec, StdinMode};
+use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, SessionUpdate, StopReason};
 use async_trait::async_trait;
 
 use self::args::TurnArgs;
@@ -102,6 +103,16 @@ impl ProviderSession for CodexSession {
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
+        if is_terminals(&turn.prompt.text) {
+            // Offered on app-server only; typed here it says why instead of reaching the model.
+            sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                ContentBlock::from(NO_TERMINALS.to_owned()),
+            )));
+            return Ok(TurnOutcome {
+                stop_reason: StopReason::EndTurn,
+                usage: None,
+            });
+        }
         let Some(context) = self.fallback.take() else {
             return self.run_once(turn, sink, cancel).await;
         };
@@ -124,6 +135,18 @@ impl ProviderSession for CodexSession {
     fn thread_id(&self) -> Option<String> {
         self.thread_id.clone()
     }
+}
+
+/// What `/terminals` answers on this transport.
+pub(crate) const NO_TERMINALS: &str = "`/terminals` needs the app-server transport: with \
+`--transport exec` every prompt runs in a `codex exec` of its own that ends with the turn, and \
+every command with it, so no command runs in the background.\n";
+
+/// Whether a prompt is `/terminals` (with or without arguments).
+fn is_terminals(text: &str) -> bool {
+    text.trim_start()
+        .strip_prefix("/terminals")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
 /// What `codex exec resume` says when it has no thread of that id (0.169.0).
@@ -331,5 +354,15 @@ mod tests {
             "fix it\n\nmail waiting\n\nnew branch"
         );
         assert_eq!(with_notes("", &["x".into()]), "x");
+    }
+
+    #[test]
+    fn only_the_terminals_command_is_answered_here() {
+        for yes in ["/terminals", "  /terminals stop 3", "/terminals\tclean"] {
+            assert!(is_terminals(yes), "{yes}");
+        }
+        for no in ["/terminalsx", "terminals", "run /terminals", "/status"] {
+            assert!(!is_terminals(no), "{no}");
+        }
     }
 }

@@ -358,4 +358,13 @@ pub trait ProviderSession {
     fn command_updates(&mut self) -> Option<tokio::sync::watch::Receiver<Vec<AvailableCommand>>> {
         None
     }
+
+    /// Updates the provider learns between turns about work a turn left running (Codex's
+    /// background terminals: their output and their end); the session sends each to the
+    /// editor as it comes, like a turn's. Taken once, when the session starts.
+    fn background_updates(
+        &mut self,
+    ) -> Option<UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>> {
+        None
+    }
 }

@@ -18,5 +18,5 @@ pub use exit_guard::{arm as arm_exit_guard, run_exit_guard};
 pub use flow::{DEFAULT_BYTES_IN_FLIGHT, DEFAULT_UPDATES_IN_FLIGHT, OutputFlow, json_size};
 pub use lines::{BoundedLines, Frame};
 pub use process::{Process, ProcessEvent, ProcessSpec, StdinMode};
-pub use sweep::{MARKER_VAR, kill_marked_with};
+pub use sweep::{MARKER_VAR, find_marked_with, kill_marked_with};
 pub use tail::StderrTail;

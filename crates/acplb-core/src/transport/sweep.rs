@@ -54,6 +54,31 @@ pub async fn kill_marked_with(marker: String, entry: String) -> usize {
     }
 }
 
+/// The live processes carrying the marker of one long-lived child and every entry of
+/// `entries` (`KEY=value`), in pid order: what it started for one purpose (Codex's command of
+/// one tool call carries `CODEX_THREAD_ID` and `CODEX_TOOL_CALL_ID`). Reads the process table on
+/// a blocking thread; kills nothing.
+pub async fn find_marked_with(marker: String, entries: Vec<String>) -> Vec<u32> {
+    let mut wanted = entries;
+    wanted.push(format!("{MARKER_VAR}={marker}"));
+    let search = move || {
+        let mut pids = proc_table::live_with_env(|env| {
+            wanted
+                .iter()
+                .all(|w| env.split(|b| *b == 0).any(|e| e == w.as_bytes()))
+        });
+        pids.sort_unstable();
+        pids
+    };
+    match tokio::task::spawn_blocking(search).await {
+        Ok(pids) => pids,
+        Err(e) => {
+            tracing::warn!(error = %e, "the process search failed");
+            Vec::new()
+        }
+    }
+}
+
 /// What an environment must hold to be marked.
 enum Needle {
     Exact(String),

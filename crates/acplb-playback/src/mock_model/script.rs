@@ -288,6 +288,8 @@ mod tests {
             "escalate",
             "escalate_deny",
             "stream_shell",
+            "background",
+            "background_short",
             "escalate_twice",
             "reasoning",
             "ask",

@@ -34,15 +34,18 @@ impl AppDecoder {
         }
         let mut call = tool.call(ToolCallId::new(self.id(&head.id)), &self.opts);
         let mut output = None;
+        let mut process = None;
         if let Tool::Command(command) = &tool {
             call = self.command_opened(call, command.cwd.clone());
             output = Some(LiveOutput::new(&call.tool_call_id, &self.opts));
+            process.clone_from(&command.process_id);
         }
         self.open.push(OpenCall {
             item_id: head.id,
             call: call.clone(),
             output,
             mcp: tool.mcp_key(),
+            process,
         });
         emit::tool_started(out, call);
         Ok(())

@@ -540,3 +540,71 @@ fn without_the_capability_a_compaction_is_a_thought_and_never_an_update() {
         "{updates:?}"
     );
 }
+
+/// A command with Codex's process id (a unified exec command that may outlive its turn).
+fn background_command(status: &str) -> Value {
+    let mut c = command("call_9", status, Value::Null);
+    c["processId"] = json!("4242");
+    c
+}
+
+#[test]
+fn a_command_that_runs_on_after_its_turn_stays_open_and_ends_later() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item("item/started", background_command("inProgress")),
+            item("item/started", command("call_1", "inProgress", Value::Null)),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "tu", "status": "completed"}}),
+            ),
+        ],
+    );
+    let last = updates.last().unwrap();
+    assert_eq!(last["toolCallId"], "t1/call_9", "{updates:?}");
+    assert!(last.get("status").is_none_or(Value::is_null), "{last}");
+    assert!(
+        last["content"]
+            .to_string()
+            .contains("Runs in the background as process 4242"),
+        "{last}"
+    );
+    // The command without a process id closed as before.
+    assert!(
+        updates
+            .iter()
+            .any(|u| u["toolCallId"] == "t1/call_1" && u["status"] == "failed")
+    );
+    assert!(d.following());
+    let delta = (
+        "item/commandExecution/outputDelta",
+        json!({"threadId": "th", "turnId": "tu", "itemId": "call_9", "delta": "late\n"}),
+    );
+    assert!(d.follows(delta.0, &delta.1));
+    assert!(!d.follows("item/agentMessage/delta", &delta.1));
+    let mut done = background_command("completed");
+    done["aggregatedOutput"] = json!("late\n");
+    done["exitCode"] = json!(0);
+    let (later, _) = run(&mut d, &[delta, item("item/completed", done)]);
+    assert_eq!(later.last().unwrap()["status"], "completed", "{later:?}");
+    assert!(!d.following());
+}
+
+#[test]
+fn an_interrupted_turn_closes_its_background_commands() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item("item/started", background_command("inProgress")),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "tu", "status": "interrupted"}}),
+            ),
+        ],
+    );
+    assert_eq!(updates.last().unwrap()["status"], "failed", "{updates:?}");
+    assert!(!d.following());
+}

@@ -50,6 +50,12 @@ pub(crate) const LOGIN_CANCEL: &str = "account/login/cancel";
 pub(crate) const LOGOUT: &str = "account/logout";
 /// The skills Codex finds for some directories.
 pub(crate) const SKILLS_LIST: &str = "skills/list";
+/// `/terminals`: one page of a thread's background terminals (experimental API).
+pub(crate) const BACKGROUND_TERMINALS_LIST: &str = "thread/backgroundTerminals/list";
+/// `/terminals stop`: stops one background terminal by its process id.
+pub(crate) const BACKGROUND_TERMINALS_TERMINATE: &str = "thread/backgroundTerminals/terminate";
+/// `/terminals clean`: stops every background terminal of a thread.
+pub(crate) const BACKGROUND_TERMINALS_CLEAN: &str = "thread/backgroundTerminals/clean";
 
 // Requests the server sends acplb.
 /// Asks to run a command.

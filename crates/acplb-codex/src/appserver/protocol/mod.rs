@@ -7,3 +7,11 @@ pub(crate) mod methods;
 pub(crate) mod requests;
 
 pub(crate) use requests::Request;
+
+/// Where the next page of a paged list starts (`nextCursor`); `None` after the last page.
+pub(crate) fn next_cursor(page: &serde_json::Value) -> Option<String> {
+    page.get("nextCursor")
+        .and_then(serde_json::Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned)
+}

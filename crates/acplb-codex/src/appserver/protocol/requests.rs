@@ -270,6 +270,32 @@ pub(crate) struct SkillsList {
     pub(crate) force_reload: bool,
 }
 
+/// `thread/backgroundTerminals/list`: one page of the commands of `thread_id` that outlived
+/// their tool call.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BackgroundTerminalsList {
+    pub(crate) thread_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+}
+
+/// `thread/backgroundTerminals/terminate`: stops the terminal `process_id` (Codex's id, the
+/// one the model polls, not the OS pid).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BackgroundTerminalsTerminate {
+    pub(crate) thread_id: String,
+    pub(crate) process_id: String,
+}
+
+/// `thread/backgroundTerminals/clean`: stops every background terminal of `thread_id`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BackgroundTerminalsClean {
+    pub(crate) thread_id: String,
+}
+
 macro_rules! methods {
     ($($params:ty => $method:ident),* $(,)?) => {
         $(impl Request for $params {
@@ -303,6 +329,9 @@ methods! {
     LoginCancel => LOGIN_CANCEL,
     Logout => LOGOUT,
     SkillsList => SKILLS_LIST,
+    BackgroundTerminalsList => BACKGROUND_TERMINALS_LIST,
+    BackgroundTerminalsTerminate => BACKGROUND_TERMINALS_TERMINATE,
+    BackgroundTerminalsClean => BACKGROUND_TERMINALS_CLEAN,
 }
 
 #[cfg(test)]

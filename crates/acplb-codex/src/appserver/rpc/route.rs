@@ -1,5 +1,6 @@
 //! Where what the server sends goes: each thread's messages to the session whose turn runs on
-//! it (dropped, or refused for requests, between turns), the server's requests no session can
+//! it (between turns dropped, or refused for requests, except a command's output and end, which
+//! go to the session's follower of background terminals), the server's requests no session can
 //! answer refused, and the backlog of messages routed and not taken, which pauses the reader.
 
 use std::rc::Rc;
@@ -32,6 +33,13 @@ impl Inbox {
         Some(msg)
     }
 
+    /// The next message if one waits (its credit given back).
+    pub(crate) fn try_take(&mut self) -> Option<Incoming> {
+        let msg = self.rx.try_recv().ok()?;
+        self.rpc.took(&msg);
+        Some(msg)
+    }
+
     /// How many messages wait.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
@@ -51,8 +59,16 @@ impl Inbox {
 pub(super) struct Route {
     pub(super) tx: mpsc::UnboundedSender<Incoming>,
     /// A turn runs and takes them; between turns notifications are dropped (they belong to
-    /// no turn) and requests refused, so an idle session holds nothing.
+    /// no turn) and requests refused, so an idle session holds nothing…
     active: bool,
+    /// …except the output and ends of commands, which go here between turns (a session
+    /// follows its background terminals: `session/background.rs`), while there is room.
+    idle: Option<mpsc::Sender<Incoming>>,
+}
+
+/// Whether a notification between turns may be about a command that outlived its turn.
+fn about_a_command(method: &str) -> bool {
+    matches!(method, methods::COMMAND_OUTPUT_DELTA | methods::ITEM_COMPLETED)
 }
 
 impl Rpc {
@@ -73,9 +89,14 @@ impl Rpc {
         if let Some(gone) = self.gone() {
             let _ignored = tx.send(Incoming::Gone(gone));
         } else {
-            self.threads
-                .borrow_mut()
-                .insert(thread_id.to_owned(), Route { tx, active: false });
+            self.threads.borrow_mut().insert(
+                thread_id.to_owned(),
+                Route {
+                    tx,
+                    active: false,
+                    idle: None,
+                },
+            );
         }
         Inbox {
             rx,
@@ -87,6 +108,14 @@ impl Rpc {
     pub(crate) fn set_active(&self, thread_id: &str, active: bool) {
         if let Some(route) = self.threads.borrow_mut().get_mut(thread_id) {
             route.active = active;
+        }
+    }
+
+    /// Between turns, the output and ends of `thread_id`'s commands go to `idle` (dropped
+    /// when it is full).
+    pub(crate) fn follow_idle(&self, thread_id: &str, idle: mpsc::Sender<Incoming>) {
+        if let Some(route) = self.threads.borrow_mut().get_mut(thread_id) {
+            route.idle = Some(idle);
         }
     }
 
@@ -138,8 +167,22 @@ impl Rpc {
         // A subagent's messages go to the session of the thread that spawned it.
         let children = self.children.borrow();
         let thread = thread_of(params).map(|t| children.owner(t));
-        let route = thread.and_then(|t| self.threads.borrow().get(t).map(|r| (r.tx.clone(), r.active)));
+        let found = thread.and_then(|t| {
+            self.threads
+                .borrow()
+                .get(t)
+                .map(|r| (r.tx.clone(), r.active, r.idle.clone()))
+        });
         drop(children);
+        if let (Some((_, false, Some(idle))), Incoming::Notification { method, .. }) = (&found, &incoming)
+            && about_a_command(method)
+        {
+            if let Err(e) = idle.try_send(incoming) {
+                tracing::debug!(error = %e, "news of a background command between turns; dropped");
+            }
+            return;
+        }
+        let route = found.map(|(tx, active, _)| (tx, active));
         match (route, incoming) {
             (Some((tx, true)), incoming) => match tx.send(incoming) {
                 Ok(()) => self.backlog.set(self.backlog.get() + 1),

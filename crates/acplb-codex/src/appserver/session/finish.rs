@@ -148,7 +148,7 @@ impl AppSession {
         .render()
     }
 
-    /// A command acplb answers itself (`/status`, `/mcp`, `/mcp login`), with no turn of Codex's; `None` for
+    /// A command acplb answers itself (`/status`, `/mcp`, `/mcp login`, `/terminals`), with no turn of Codex's; `None` for
     /// everything else.
     pub(super) async fn answer_here(
         &self,
@@ -163,6 +163,14 @@ impl AppSession {
                 biased;
                 () = cancel.cancelled() => return Some(Ok(cancelled())),
                 text = self.mcp_status(*reload) => match text {
+                    Ok(text) => text,
+                    Err(e) => return Some(Err(e)),
+                },
+            },
+            Slash::Terminals(ask) => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Some(Ok(cancelled())),
+                text = self.terminals(ask) => match text {
                     Ok(text) => text,
                     Err(e) => return Some(Err(e)),
                 },
@@ -215,6 +223,30 @@ impl AppSession {
         Ok(mcp_login::finish(&conn.rpc, server, &id).await)
     }
 
+    /// `/terminals …`, answered from the server for this session's thread (none when it
+    /// does not run there: a new server has none of the old one's commands).
+    pub(super) async fn terminals(
+        &self,
+        ask: &super::super::terminals::Ask,
+    ) -> Result<String, ProviderError> {
+        use super::super::terminals;
+        if *ask == terminals::Ask::Usage {
+            return Ok(terminals::USAGE.to_owned());
+        }
+        let conn = self.server.connect().await?;
+        Ok(match self.thread_on(&conn) {
+            Some(thread) => {
+                let on = terminals::On {
+                    rpc: &conn.rpc,
+                    thread: &thread,
+                    marker: &conn.marker,
+                };
+                terminals::report(on, ask).await
+            }
+            None => terminals::NO_THREAD.to_owned(),
+        })
+    }
+
     /// `/mcp [reload]`, answered from the server: the servers of this session's thread when it
     /// runs there, else those of Codex's configuration (the editor's join at the first turn).
     pub(super) async fn mcp_status(&self, reload: bool) -> Result<String, ProviderError> {
@@ -242,6 +274,12 @@ impl AppSession {
             title: run.title.take(),
             unknown: run.decoder.unknown_counts(),
         };
+        // Its commands that run on are followed to their end.
+        let mut out = Vec::new();
+        self.background.borrow_mut().keep(run.decoder, &mut out);
+        for update in out {
+            sink.update(update);
+        }
         self.absorb(learned, sink);
     }
 

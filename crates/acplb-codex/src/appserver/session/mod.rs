@@ -35,6 +35,7 @@ use crate::prepare::{Continuation, check_cwd, check_prompt};
 use crate::render::usage::Totals;
 use crate::transcript::Transcript;
 
+mod background;
 mod beside;
 mod finish;
 mod forms;
@@ -87,6 +88,14 @@ pub(crate) struct AppSession {
     planning: bool,
     /// The skill the next turn's prompt invoked (`/$name`), set by the adapter.
     picked: crate::skills::Picked,
+    /// The commands earlier turns left running (background terminals), followed to their end.
+    background: background::Shared,
+    /// What following them between turns shows, for the session actor
+    /// (`background_updates`, taken once).
+    updates: tokio::sync::mpsc::UnboundedSender<SessionUpdate>,
+    updates_rx: Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>>,
+    /// The task that follows them between turns, on the thread's server.
+    follower: Option<JoinHandle<()>>,
 }
 
 /// How the turn found its thread.
@@ -104,6 +113,9 @@ impl Drop for AppSession {
     fn drop(&mut self) {
         if let Some(early) = self.early.take() {
             early.abort();
+        }
+        if let Some(follower) = self.follower.take() {
+            follower.abort();
         }
     }
 }
@@ -126,6 +138,7 @@ impl AppSession {
         }
         // Before the thread starts: whatever the server prints from now on may hold them.
         server.serve(&secrets);
+        let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut session = Self {
             server,
             secrets,
@@ -143,6 +156,10 @@ impl AppSession {
             early: None,
             planning: false,
             picked,
+            background: background::Shared::default(),
+            updates,
+            updates_rx: Some(updates_rx),
+            follower: None,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -153,6 +170,23 @@ impl AppSession {
             session.early = Some(early::start(session.server.clone(), params));
         }
         session
+    }
+}
+
+impl AppSession {
+    /// The prompt as Codex gets it (`/init` spelled out), checked, in a workspace that still
+    /// exists.
+    fn ready(&self, slash: Option<&Slash>, turn: &mut TurnRequest) -> Result<(), ProviderError> {
+        if slash == Some(&Slash::Init) {
+            commands::INIT_PROMPT.clone_into(&mut turn.prompt.text);
+        }
+        check_prompt(&turn.prompt.text)?;
+        // The shared server runs elsewhere, so a deleted workspace shows only here.
+        check_cwd(&self.setup.cwd)?;
+        if !turn.env.is_empty() {
+            tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
+        }
+        Ok(())
     }
 }
 
@@ -170,15 +204,7 @@ impl ProviderSession for AppSession {
         if let Some(answered) = self.answer_here(slash.as_ref(), &turn, sink, &cancel).await {
             return answered;
         }
-        if slash == Some(Slash::Init) {
-            commands::INIT_PROMPT.clone_into(&mut turn.prompt.text);
-        }
-        check_prompt(&turn.prompt.text)?;
-        // The shared server runs elsewhere, so a deleted workspace shows only here.
-        check_cwd(&self.setup.cwd)?;
-        if !turn.env.is_empty() {
-            tracing::debug!("per-turn environment from plugins is not supported on app-server; ignored");
-        }
+        self.ready(slash.as_ref(), &mut turn)?;
         let mut transcript = Transcript::open(
             self.server.options().transcript_dir.as_deref(),
             &self.setup.session_id,
@@ -243,6 +269,7 @@ impl ProviderSession for AppSession {
             usage: None,
             subagents,
             notices: self.setup.client_shows_notices,
+            background: self.background.clone(),
         };
         let inbox = &mut thread.inbox;
         let started = tokio::select! {
@@ -263,7 +290,7 @@ impl ProviderSession for AppSession {
         };
         drop(images);
         conn.rpc.set_active(&thread_id, false);
-        inbox.drain();
+        background::take_rest(&self.background, inbox, sink);
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
     }
@@ -273,7 +300,16 @@ impl ProviderSession for AppSession {
             && let Some(conn) = self.server_conn()
         {
             conn.rpc.unsubscribe(&thread.id);
+            // Codex keeps a thread's background terminals while its server runs: a closed
+            // session's go with it (ADR 0041).
+            if !self.background.borrow().is_empty() && thread.generation == conn.generation {
+                background::stop_on_close(&conn.rpc, &thread.id).await;
+            }
         }
+    }
+
+    fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
+        self.updates_rx.take()
     }
 
     fn thread_id(&self) -> Option<String> {

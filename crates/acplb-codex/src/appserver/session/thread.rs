@@ -20,6 +20,10 @@ use crate::caller::Caller;
 use crate::prepare::developer_instructions;
 use crate::transcript::Transcript;
 
+/// How many messages about background commands may wait between turns for the session's
+/// task (it takes them at once; past it they are dropped).
+const IDLE_ROOM: usize = 1024;
+
 /// How the thread is opened when the session has none on the running server.
 enum Opening {
     Resume(String),
@@ -112,10 +116,21 @@ impl AppSession {
             if let Some(id) = &self.known_thread {
                 sink.thread_started(id);
             }
+            self.follow(conn);
             return Ok(Found::Early);
         }
         if let Some(old) = self.thread.take() {
             self.known_thread = Some(old.id);
+            // The old server's commands stopped with it.
+            let mut out = Vec::new();
+            self.background.borrow_mut().stop_all(
+                agent_client_protocol::v1::schema::ToolCallStatus::Failed,
+                "Codex's server stopped, and this command with it.",
+                &mut out,
+            );
+            for update in out {
+                sink.update(update);
+            }
         }
         let opening = match (self.known_thread.clone(), self.fork_from.clone()) {
             (Some(id), _) => Opening::Resume(id),
@@ -148,7 +163,26 @@ impl AppSession {
             generation: conn.generation,
             inbox,
         });
+        self.follow(conn);
         Ok(Found::Started)
+    }
+
+    /// Follows the commands this session's turns leave running on `conn`'s server between
+    /// turns (the router hands their news to a task of the session's).
+    fn follow(&mut self, conn: &Conn) {
+        let Some(thread) = &self.thread else {
+            return;
+        };
+        let (tx, rx) = tokio::sync::mpsc::channel(IDLE_ROOM);
+        conn.rpc.follow_idle(&thread.id, tx);
+        if let Some(old) = self.follower.take() {
+            old.abort();
+        }
+        self.follower = Some(super::background::follow(
+            self.background.clone(),
+            rx,
+            self.updates.clone(),
+        ));
     }
 
     /// `thread/resume` of thread `id` (`excludeTurns`: acplb already showed the history); a

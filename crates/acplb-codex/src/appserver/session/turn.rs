@@ -47,6 +47,8 @@ pub(super) struct TurnRun<'a> {
     pub(super) subagents: Subagents,
     /// Whether the client shows `notice` updates.
     pub(super) notices: bool,
+    /// The commands earlier turns left running, whose news may come during this one.
+    pub(super) background: super::background::Shared,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -216,6 +218,10 @@ impl TurnRun<'_> {
     /// Returns how the turn ended once it has.
     pub(super) fn on_notification(&mut self, method: &str, params: &Value) -> Option<TurnEnd> {
         if self.subagents.take(method, params, &mut self.out) {
+            return None;
+        }
+        // Output or end of a command an earlier turn left running: that turn's call shows it.
+        if self.background.borrow_mut().take(method, params, &mut self.out) {
             return None;
         }
         // A message of another turn of this thread (an earlier, interrupted one) is not ours.

@@ -29,6 +29,21 @@ pub(super) async fn next_offer<T: Clone>(updates: &mut Option<tokio::sync::watch
     std::future::pending().await
 }
 
+/// The next update the provider learned between turns; pending forever once it has no more.
+pub(super) async fn next_update(
+    updates: &mut Option<
+        tokio::sync::mpsc::UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>,
+    >,
+) -> agent_client_protocol::v1::schema::SessionUpdate {
+    if let Some(rx) = updates {
+        if let Some(update) = rx.recv().await {
+            return update;
+        }
+        *updates = None;
+    }
+    std::future::pending().await
+}
+
 impl SessionActor {
     /// The provider learned newer models and efforts: the editor sees them at once, with the
     /// session's choices kept (a chosen model the list no longer names still runs).

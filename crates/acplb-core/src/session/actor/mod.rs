@@ -178,6 +178,7 @@ impl SessionActor {
         let mut turn: Option<TurnFuture> = None;
         let mut catalogs = self.provider.as_mut().and_then(|p| p.catalog_updates());
         let mut commands = self.provider.as_mut().and_then(|p| p.command_updates());
+        let mut background = self.provider.as_mut().and_then(|p| p.background_updates());
         loop {
             if turn.is_none() && !self.shutting_down {
                 turn = self.start_next_turn();
@@ -227,6 +228,8 @@ impl SessionActor {
                 offered = changes::next_offer(&mut catalogs), if !self.hushed => self.catalog_changed(offered),
                 // Cancel-safe: as above.
                 offered = changes::next_offer(&mut commands), if !self.hushed => self.commands_changed(offered),
+                // Cancel-safe: an update not taken stays in the channel.
+                update = changes::next_update(&mut background) => self.sink().update(update),
             }
         }
         if let Some(inbox) = self.take_inbox() {

@@ -1,0 +1,67 @@
+//! Commands that outlive their turn: a unified exec command still open when its turn ends
+//! runs on in a process of Codex's (a background terminal; `exec_command` handed the model its
+//! process id). Its tool call stays open, says so, and goes on taking the command's output
+//! and its end, which Codex sends later (between turns, or in a later turn, with the turn id
+//! of the turn that started it). The session keeps the turn's decoder for that
+//! (`session/background.rs`).
+
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus, ToolCallUpdateFields};
+use serde_json::Value;
+
+use super::{AppDecoder, OpenCall};
+use crate::appserver::protocol::methods;
+use crate::render::emit;
+
+impl AppDecoder {
+    /// Takes the open commands that run in a process of Codex's: they go on after the turn.
+    pub(super) fn take_background(&mut self) -> Vec<OpenCall> {
+        let (kept, rest) = std::mem::take(&mut self.open)
+            .into_iter()
+            .partition(|c| c.process.is_some());
+        self.open = rest;
+        kept
+    }
+
+    /// Keeps `calls` open, each showing that it runs in the background and how to stop it.
+    pub(super) fn keep_background(&mut self, calls: Vec<OpenCall>, out: &mut Vec<SessionUpdate>) {
+        for open in calls {
+            let process = open.process.as_deref().unwrap_or_default();
+            let mut content = open.shown();
+            content.push(
+                format!(
+                    "Runs in the background as process {process}: `/terminals` lists it, `/terminals stop {process}` stops it."
+                )
+                .into(),
+            );
+            emit::tool_progress(
+                out,
+                open.call.tool_call_id.clone(),
+                ToolCallUpdateFields::new().content(content),
+            );
+            self.open.push(open);
+        }
+    }
+
+    /// Whether a command of this decoder's turn still runs in the background.
+    pub fn following(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// Whether a notification is a piece of output or the end of one of the commands this
+    /// decoder follows.
+    pub fn follows(&self, method: &str, params: &Value) -> bool {
+        let item = match method {
+            methods::COMMAND_OUTPUT_DELTA => params.get("itemId"),
+            methods::ITEM_COMPLETED => params.pointer("/item/id"),
+            _ => None,
+        };
+        item.and_then(Value::as_str)
+            .is_some_and(|id| self.open_call(id).is_some())
+    }
+
+    /// Ends the commands it still follows as `status`, with `why` (the session closes, or
+    /// acplb follows too many).
+    pub fn stop_following(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+        self.close_open_tool_calls_because(status, Some(why), out);
+    }
+}

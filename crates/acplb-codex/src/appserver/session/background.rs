@@ -1,0 +1,125 @@
+//! A session's commands that outlive their turn (background terminals, ADR 0041): the
+//! decoders of the turns that started them, fed what Codex says of those commands later. In a
+//! turn the turn hands them over; between turns the router sends them here
+//! (`Rpc::follow_idle`) and a task of the session's turns them into updates the session
+//! actor sends (`ProviderSession::background_updates`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use acplb_core::provider::SessionSink;
+use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::super::decode::AppDecoder;
+use super::super::rpc::{Inbox, Incoming, Rpc};
+use super::super::terminals;
+
+/// How long a closing session waits for Codex to stop its background terminals.
+const CLEAN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The most turns whose background commands are followed; past it the oldest turn's are
+/// closed (they still run: `/terminals` lists them).
+const MAX_TURNS: usize = 16;
+
+/// The turns whose commands still run in the background.
+#[derive(Debug, Default)]
+pub(crate) struct Background {
+    decoders: Vec<AppDecoder>,
+}
+
+/// Shared by the session, its turns and its task between turns (one thread).
+pub(crate) type Shared = Rc<RefCell<Background>>;
+
+impl Background {
+    /// Keeps a finished turn's decoder when some of its commands run on.
+    pub(crate) fn keep(&mut self, decoder: AppDecoder, out: &mut Vec<SessionUpdate>) {
+        if !decoder.following() {
+            return;
+        }
+        self.decoders.push(decoder);
+        if self.decoders.len() > MAX_TURNS {
+            let mut oldest = self.decoders.remove(0);
+            oldest.stop_following(
+                ToolCallStatus::Completed,
+                "acplb stopped following this command; it may still run (`/terminals` lists it).",
+                out,
+            );
+        }
+    }
+
+    /// Takes a notification about one of the followed commands (its output or its end),
+    /// appending its updates to `out`; `false` when it is about none of them.
+    pub(crate) fn take(&mut self, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) -> bool {
+        let Some(at) = self.decoders.iter().position(|d| d.follows(method, params)) else {
+            return false;
+        };
+        let decoder = &mut self.decoders[at];
+        let _signal = decoder.notification(method, params, out);
+        if !decoder.following() {
+            self.decoders.remove(at);
+        }
+        true
+    }
+
+    /// Ends every followed command's tool call (the session closes or its server went).
+    pub(crate) fn stop_all(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+        for mut decoder in self.decoders.drain(..) {
+            decoder.stop_following(status, why, out);
+        }
+    }
+
+    /// Whether any command is followed.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.decoders.is_empty()
+    }
+}
+
+/// What waits in the inbox after a turn's end: the news of background commands, if anything
+/// (their updates go to `sink`; the rest is dropped, as between turns).
+pub(crate) fn take_rest(background: &Shared, inbox: &mut Inbox, sink: &dyn SessionSink) {
+    let mut out = Vec::new();
+    while let Some(msg) = inbox.try_take() {
+        if let Incoming::Notification { method, params } = &msg {
+            background.borrow_mut().take(method, params, &mut out);
+        }
+    }
+    for update in out {
+        sink.update(update);
+    }
+}
+
+/// A closing session's background terminals: Codex stops every one of its thread (within
+/// [`CLEAN_WAIT`]).
+pub(crate) async fn stop_on_close(rpc: &Rpc, thread: &str) {
+    match tokio::time::timeout(CLEAN_WAIT, terminals::clean(rpc, thread)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(why)) => tracing::warn!(%why, "a closed session's background terminals"),
+        Err(_) => tracing::warn!("codex did not stop a closed session's background terminals in time"),
+    }
+}
+
+/// The task that follows the commands between turns: what the router sends it becomes
+/// updates for the session actor. Ends when either side is dropped.
+pub(crate) fn follow(
+    background: Shared,
+    mut idle: mpsc::Receiver<Incoming>,
+    updates: mpsc::UnboundedSender<SessionUpdate>,
+) -> JoinHandle<()> {
+    tokio::task::spawn_local(async move {
+        while let Some(msg) = idle.recv().await {
+            let Incoming::Notification { method, params } = &msg else {
+                continue;
+            };
+            let mut out = Vec::new();
+            background.borrow_mut().take(method, params, &mut out);
+            for update in out {
+                if updates.send(update).is_err() {
+                    return;
+                }
+            }
+        }
+    })
+}
