@@ -6,6 +6,7 @@
 pub(crate) mod auth;
 mod commands;
 mod models;
+mod profiles;
 
 use std::fmt;
 use std::rc::Rc;
@@ -148,6 +149,7 @@ impl ProviderAdapter for CodexAdapter {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
         let (cwd, picked) = (setup.cwd.clone(), crate::skills::Picked::default());
+        let cwd_of_profiles = cwd.clone();
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -172,8 +174,14 @@ impl ProviderAdapter for CodexAdapter {
             self.options.list_skills.then_some(picked),
         );
         // The session offers what Codex listed last; Codex is asked again behind it.
-        let (catalog, updates) = self.models.offer();
+        let (mut catalog, updates) = self.models.offer();
         self.models.refresh(self.server.clone());
+        // Its permission profiles are asked for before the answer: the mode it starts or is
+        // restored in may be one (ADR 0038). The thread's early start is under way meanwhile.
+        if let Some(server) = self.server.as_ref().filter(|_| self.options.list_profiles) {
+            catalog.provider_modes = profiles::offered(server, &cwd_of_profiles).await;
+        }
+        catalog.initial_mode.clone_from(&self.options.initial_mode);
         Ok(Box::new(Offering {
             session,
             catalog,

@@ -37,6 +37,9 @@ pub struct SessionSettings {
     /// What a prompt sent while a turn runs does: wait for its own turn, or join the running
     /// one (only where the provider can steer).
     pub while_busy: WhileBusy,
+    /// The provider mode the session is in (`session/modes.rs`), whose id the provider gave;
+    /// `None` in acplb's own modes.
+    pub provider_mode: Option<String>,
 }
 
 /// What a prompt sent while a turn runs does.

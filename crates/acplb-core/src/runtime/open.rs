@@ -268,7 +268,7 @@ impl Store {
             pending,
         } = opened;
         self.opening.remove(&session_id);
-        let parts = match result {
+        let mut parts = match result {
             Ok(p) => p,
             Err(e) => {
                 pending.reply.error(e);
@@ -277,8 +277,10 @@ impl Store {
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let catalog = self.session_catalog(parts.provider.as_ref());
-        let mut settings = SessionSettings::default();
-        let mut mode = Mode::default();
+        let (mut settings, mut mode) = (SessionSettings::default(), Mode::default());
+        if parts.loaded.is_none() {
+            initial_mode(&catalog, (&mut settings, &mut mode), &mut parts.notices);
+        }
         let mut entry = Entry::new(
             session_id.to_string(),
             pending.cwd.clone(),
@@ -305,7 +307,7 @@ impl Store {
             .and(self.options.durability.as_ref())
             .and_then(|d| d.registry.clone())
             .map(|writer| Tracked::open(writer, entry));
-        let modes = catalog.modes(mode);
+        let modes = catalog.modes(&settings, mode);
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
@@ -411,6 +413,28 @@ fn restore(catalog: &OptionCatalog, facts: &Facts, settings: &mut SessionSetting
     for (id, value) in &facts.settings {
         if let Err(e) = catalog.apply(settings, mode, id, value) {
             tracing::warn!(option = %id, error = %e, "a saved setting no longer applies; left as it is");
+        }
+    }
+}
+
+/// Puts a new session in the catalog's initial mode; a mode not offered leaves it as it is,
+/// and is what the user is told.
+fn initial_mode(
+    catalog: &OptionCatalog,
+    (settings, mode): (&mut SessionSettings, &mut Mode),
+    notices: &mut Vec<SessionNotice>,
+) {
+    let Some(id) = catalog.initial_mode.as_deref() else {
+        return;
+    };
+    match catalog.mode(id) {
+        Ok(chosen) => crate::session::modes::enter(chosen, settings, mode),
+        Err(why) => {
+            tracing::warn!(mode = %id, error = %why, "the initial mode is not offered; the session starts in {mode}");
+            notices.push(SessionNotice {
+                title: format!("This session starts in mode `{mode}`, not `{id}`"),
+                detail: why,
+            });
         }
     }
 }

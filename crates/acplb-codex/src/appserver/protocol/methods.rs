@@ -50,6 +50,8 @@ pub(crate) const LOGIN_CANCEL: &str = "account/login/cancel";
 pub(crate) const LOGOUT: &str = "account/logout";
 /// The skills Codex finds for some directories.
 pub(crate) const SKILLS_LIST: &str = "skills/list";
+/// One page of the permission profiles Codex's configuration defines for a directory.
+pub(crate) const PERMISSION_PROFILE_LIST: &str = "permissionProfile/list";
 
 // Requests the server sends acplb.
 /// Asks to run a command.

@@ -33,8 +33,11 @@ impl SessionActor {
     /// The provider learned newer models and efforts: the editor sees them at once, with the
     /// session's choices kept (a chosen model the list no longer names still runs).
     pub(super) fn catalog_changed(&mut self, offered: OptionCatalog) {
+        // What the session learned at its opening stays: its own modes, the mode it started in.
         let catalog = OptionCatalog {
             booleans: self.catalog.booleans,
+            provider_modes: self.catalog.provider_modes.clone(),
+            initial_mode: self.catalog.initial_mode.clone(),
             ..offered
         };
         if catalog == *self.catalog {
@@ -58,21 +61,20 @@ impl SessionActor {
     }
 
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
-        let mode = match self.catalog.mode(&mode_id.to_string()) {
-            Ok(mode) => mode,
+        let chosen = match self.catalog.mode(&mode_id.to_string()) {
+            Ok(chosen) => chosen,
             Err(message) => {
                 reply(responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, message)));
                 return;
             }
         };
-        self.mode = mode;
-        self.record(|j| j.mode(mode.id()));
-        tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
+        crate::session::modes::enter(chosen, &mut self.settings, &mut self.mode);
+        let id = self.catalog.current_mode_id(&self.settings, self.mode);
+        self.record(|j| j.mode(&id));
+        tracing::info!(session = %self.id, mode = %id, "mode changed (applies from the next turn)");
         // The updates go first, so a client that acts on the response has already seen them;
         // the `mode` config option shows the same value.
-        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode.id(),
-        )));
+        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(id)));
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             self.catalog.options(&self.settings, self.mode),
         )));
@@ -85,15 +87,14 @@ impl SessionActor {
         value: &SessionConfigOptionValue,
         responder: Responder<SetSessionConfigOptionResponse>,
     ) {
-        let before = self.mode;
+        let before = self.catalog.current_mode_id(&self.settings, self.mode);
         match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
             Ok(()) => {
                 self.record(|j| j.setting(id, value));
-                if self.mode != before {
-                    tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
-                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                        self.mode.id(),
-                    )));
+                let now = self.catalog.current_mode_id(&self.settings, self.mode);
+                if now != before {
+                    tracing::info!(session = %self.id, mode = %now, "mode changed (applies from the next turn)");
+                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(now)));
                 }
                 let options = self.catalog.options(&self.settings, self.mode);
                 self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
@@ -118,7 +119,7 @@ impl SessionActor {
             self.hold.start();
         }
         let attached = Attached {
-            modes: self.catalog.modes(self.mode),
+            modes: self.catalog.modes(&self.settings, self.mode),
             options: self.catalog.options(&self.settings, self.mode),
             journal: self.journal.as_ref().map(|j| (j.path().to_owned(), j.bytes())),
         };
