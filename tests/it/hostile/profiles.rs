@@ -162,3 +162,51 @@ async fn an_untrusted_workspace_config_adds_no_profile() {
         );
     }
 }
+
+/// A Codex that starts but never answers `permissionProfile/list` (nor anything but the
+/// handshake and `thread/start`) holds `session/new` up for at most the 2 s a started server
+/// gets; the session offers acplb's own modes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_profile_list_that_never_comes_holds_the_opening_up_briefly() {
+    use crate::harness::Updates;
+    use crate::hostile::stand_in::{fake_codex, spawn_app_server};
+    let dir = tempfile::tempdir().unwrap();
+    let codex = fake_codex(
+        dir.path(),
+        r#"while read -r l; do
+  i=$(printf '%s\n' "$l" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$l" in
+    *'"method":"initialize"'*) echo "{\"id\":$i,\"result\":{}}" ;;
+    *'"method":"thread/start"'*) echo "{\"id\":$i,\"result\":{\"thread\":{\"id\":\"th-1\"},\"model\":\"m\"}}" ;;
+  esac
+done"#,
+    );
+    let mut acplb = spawn_app_server(dir.path(), &codex, &[]);
+    let cwd = dir.path().to_owned();
+    let started = std::time::Instant::now();
+    let opened = acplb
+        .client(&Updates::default(), async |cx| {
+            let open = open_session(&cx, &cwd);
+            Ok(tokio::time::timeout(std::time::Duration::from_secs(5), open).await)
+        })
+        .await
+        .unwrap();
+    let session = opened
+        .expect("session/new within 5 s")
+        .expect("session/new opens")
+        .1;
+    assert!(
+        started.elapsed() >= std::time::Duration::from_secs(2),
+        "it did wait for the list"
+    );
+    let (modes, _, current) = offered(&session);
+    assert_eq!(current, "read-only");
+    assert_eq!(modes, ["read-only", "auto", "full-access", "plan"]);
+    assert!(
+        acplb
+            .stderr()
+            .contains("did not list its permission profiles within"),
+        "{}",
+        acplb.stderr()
+    );
+}

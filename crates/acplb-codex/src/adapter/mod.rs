@@ -173,14 +173,17 @@ impl ProviderAdapter for CodexAdapter {
             self.capabilities.commands.clone(),
             self.options.list_skills.then_some(picked),
         );
-        // The session offers what Codex listed last; Codex is asked again behind it.
-        let (mut catalog, updates) = self.models.offer();
+        // Codex is asked for its models again, behind the opening.
         self.models.refresh(self.server.clone());
         // Its permission profiles are asked for before the answer: the mode it starts or is
         // restored in may be one (ADR 0038). The thread's early start is under way meanwhile.
-        if let Some(server) = self.server.as_ref().filter(|_| self.options.list_profiles) {
-            catalog.provider_modes = profiles::offered(server, &cwd_of_profiles).await;
-        }
+        let provider_modes = match self.server.as_ref().filter(|_| self.options.list_profiles) {
+            Some(server) => profiles::offered(server, &cwd_of_profiles).await,
+            None => Vec::new(),
+        };
+        // The session offers what Codex listed last (maybe while the profiles were asked).
+        let (mut catalog, updates) = self.models.offer();
+        catalog.provider_modes = provider_modes;
         catalog.initial_mode.clone_from(&self.options.initial_mode);
         Ok(Box::new(Offering {
             session,

@@ -5,6 +5,7 @@
 //! is skipped.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -15,9 +16,13 @@ use crate::profiles::{ListedProfile, MAX_PROFILES};
 /// The most pages read of one list.
 const MAX_PAGES: usize = 10;
 
-/// The profiles `server` lists for `cwd`, the server started if need be; `Err` says why there
-/// is no list.
-pub(crate) async fn list(server: &AppServer, cwd: &Path) -> Result<Vec<ListedProfile>, String> {
+/// The profiles `server` lists for `cwd`, the server started if need be, each page answered
+/// within `answer_limit`; `Err` says why there is no list.
+pub(crate) async fn list(
+    server: &AppServer,
+    cwd: &Path,
+    answer_limit: Duration,
+) -> Result<Vec<ListedProfile>, String> {
     let conn = server
         .connect()
         .await
@@ -29,10 +34,9 @@ pub(crate) async fn list(server: &AppServer, cwd: &Path) -> Result<Vec<ListedPro
             cursor: cursor.take(),
             cwd: cwd.to_path_buf(),
         };
-        let page = conn
-            .rpc
-            .request(&params)
+        let page = tokio::time::timeout(answer_limit, conn.rpc.request(&params))
             .await
+            .map_err(|_| format!("codex did not list its permission profiles within {answer_limit:?}"))?
             .map_err(|e| format!("codex did not list its permission profiles: {e}"))?;
         let (mut listed, next) = parse_page(&page)?;
         profiles.append(&mut listed);
