@@ -217,8 +217,10 @@ pub trait ProviderAdapter {
     /// What this provider offers (asked once per `initialize` and `session/new`).
     fn capabilities(&self) -> ProviderCapabilities;
 
-    /// Opens the provider side of a new session. May start work in the background, but must
+    /// Opens the provider side of a new session. May start work in the background, but should
     /// not wait for a child process to be ready: `session/new` is answered once it returns.
+    /// What the session's modes depend on (its [`ProviderSession::catalog`]'s provider modes)
+    /// may be asked for here, with a short time limit.
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError>;
 
     /// What of `session/new`'s `_meta` (keys of the provider's own namespace, values it
