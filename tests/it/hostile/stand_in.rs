@@ -61,8 +61,6 @@ while read -r l; do
       {on_list} ;;
     *'"method":"skills/list"'*)
       {on_skills} ;;
-    *'"method":"permissionProfile/list"'*)
-      echo "{{\"id\":$i,\"result\":{{\"data\":[],\"nextCursor\":null}}}}" ;;
   esac
 done"#,
             log = log.display()

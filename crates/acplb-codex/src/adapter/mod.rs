@@ -149,7 +149,6 @@ impl ProviderAdapter for CodexAdapter {
         // A client's `acplb/codex` `_meta` that cannot be applied fails `session/new` itself.
         let caller = crate::caller::Caller::of(&setup)?;
         let (cwd, picked) = (setup.cwd.clone(), crate::skills::Picked::default());
-        let cwd_of_profiles = cwd.clone();
         let session = match &self.server {
             Some(server) => {
                 // The app-server takes no `--profile` per thread: the profile's keys become
@@ -162,6 +161,11 @@ impl ProviderAdapter for CodexAdapter {
             }
             None => exec::open_session(&self.options, setup, self.routing.current()),
         };
+        // Its permission profiles are asked for behind the opening (ADR 0038).
+        let profiles = self
+            .options
+            .list_profiles
+            .then(|| profiles::listing(self.server.as_ref(), &cwd));
         // Its skills are listed behind its thread's start (which the first prompt waits for).
         let lister = match &self.server {
             Some(server) => commands::Lister::Shared(server.clone()),
@@ -173,22 +177,15 @@ impl ProviderAdapter for CodexAdapter {
             self.capabilities.commands.clone(),
             self.options.list_skills.then_some(picked),
         );
-        // Codex is asked for its models again, behind the opening.
-        self.models.refresh(self.server.clone());
-        // Its permission profiles are asked for before the answer: the mode it starts or is
-        // restored in may be one (ADR 0038). The thread's early start is under way meanwhile.
-        let provider_modes = match self.server.as_ref().filter(|_| self.options.list_profiles) {
-            Some(server) => profiles::offered(server, &cwd_of_profiles).await,
-            None => Vec::new(),
-        };
-        // The session offers what Codex listed last (maybe while the profiles were asked).
+        // The session offers what Codex listed last; Codex is asked again behind it.
         let (mut catalog, updates) = self.models.offer();
-        catalog.provider_modes = provider_modes;
+        self.models.refresh(self.server.clone());
         catalog.initial_mode.clone_from(&self.options.initial_mode);
         Ok(Box::new(Offering {
             session,
             catalog,
             updates: Some(updates),
+            profiles,
             commands,
         }))
     }

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{AuthFailure, SignInUi};
 use crate::error::ProviderError;
 use crate::permission::Mode;
+use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
 mod sink;
@@ -217,10 +218,8 @@ pub trait ProviderAdapter {
     /// What this provider offers (asked once per `initialize` and `session/new`).
     fn capabilities(&self) -> ProviderCapabilities;
 
-    /// Opens the provider side of a new session. May start work in the background, but should
+    /// Opens the provider side of a new session. May start work in the background, but must
     /// not wait for a child process to be ready: `session/new` is answered once it returns.
-    /// What the session's modes depend on (its [`ProviderSession::catalog`]'s provider modes)
-    /// may be asked for here, with a short time limit.
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError>;
 
     /// What of `session/new`'s `_meta` (keys of the provider's own namespace, values it
@@ -344,6 +343,15 @@ pub trait ProviderSession {
     /// backend again), each newer than [`catalog`](Self::catalog)'s; the session shows each to
     /// the editor as a `config_option_update`. Taken once, when the session starts.
     fn catalog_updates(&mut self) -> Option<tokio::sync::watch::Receiver<OptionCatalog>> {
+        None
+    }
+
+    /// The modes the provider adds to this session ([`ProviderModes`]), learned behind its
+    /// opening: [`ProviderModes::Asking`] until the provider knows. A session that opens in one
+    /// of them (its initial mode, or a load of a session that was in one) waits briefly for the
+    /// list; any other is answered at once and shown the list as a `config_option_update`.
+    /// Each call is a new watcher of the same list (the opening reads it, the session watches).
+    fn mode_updates(&self) -> Option<tokio::sync::watch::Receiver<ProviderModes>> {
         None
     }
 

@@ -7,6 +7,7 @@ mod delete;
 mod durable;
 mod fork;
 mod handlers;
+mod modes;
 mod open;
 mod reattach;
 mod refuse;

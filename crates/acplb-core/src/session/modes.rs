@@ -4,7 +4,10 @@
 //!
 //! A provider mode is a name the provider gives meaning to: the session remembers its id in
 //! [`SessionSettings::provider_mode`] and runs on [`PROVIDER_MODE_BASE`] wherever only acplb's
-//! own modes are understood, so code that knows nothing of it errs on the narrow side.
+//! own modes are understood, so code that knows nothing of it errs on the narrow side. A
+//! provider learns its modes behind a session's opening ([`ProviderModes`]): they are values of
+//! the `mode` option from then on (ACP has no update of the modes a session offers, only of its
+//! config options), and ACP modes of every later answer for the session.
 
 use agent_client_protocol::v1::schema::{SessionConfigSelectOption, SessionMode, SessionModeState};
 
@@ -21,6 +24,27 @@ pub struct ProviderMode {
     pub name: String,
     /// One sentence for the mode picker.
     pub description: String,
+}
+
+/// What a provider knows of the modes it adds to one session, as it learns them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProviderModes {
+    /// Still being asked.
+    Asking,
+    /// These (maybe none).
+    Listed(Vec<ProviderMode>),
+    /// The provider cannot say; why, as a sentence for the user.
+    Unavailable(String),
+}
+
+impl ProviderModes {
+    /// The modes listed so far (none while asking, or when unavailable).
+    pub fn listed(&self) -> Vec<ProviderMode> {
+        match self {
+            ProviderModes::Listed(listed) => listed.clone(),
+            ProviderModes::Asking | ProviderModes::Unavailable(_) => Vec::new(),
+        }
+    }
 }
 
 /// The mode a session in a provider mode is, for everything that knows only acplb's own: the

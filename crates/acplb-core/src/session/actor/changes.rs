@@ -15,9 +15,10 @@ use agent_client_protocol::v1::schema::{
 use super::{Attached, SessionActor};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
+use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
-/// The next thing the provider learned (models and efforts, slash commands); never, once it
+/// The next thing the provider learned (models and efforts, its modes, slash commands); never, once it
 /// can learn no more.
 pub(super) async fn next_offer<T: Clone>(updates: &mut Option<tokio::sync::watch::Receiver<T>>) -> T {
     if let Some(rx) = updates {
@@ -33,7 +34,7 @@ impl SessionActor {
     /// The provider learned newer models and efforts: the editor sees them at once, with the
     /// session's choices kept (a chosen model the list no longer names still runs).
     pub(super) fn catalog_changed(&mut self, offered: OptionCatalog) {
-        // What the session learned at its opening stays: its own modes, the mode it started in.
+        // What the session learned otherwise stays: the provider's modes, the initial mode.
         let catalog = OptionCatalog {
             booleans: self.catalog.booleans,
             provider_modes: self.catalog.provider_modes.clone(),
@@ -45,6 +46,38 @@ impl SessionActor {
         }
         self.catalog = Rc::new(catalog);
         tracing::debug!(session = %self.id, "the provider's models changed");
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.catalog.options(&self.settings, self.mode),
+        )));
+    }
+
+    /// The provider listed its own modes (behind the opening): the editor sees them as values
+    /// of the `mode` option at once (ACP offers no update of the session's modes). A provider
+    /// mode the session is in stays offered while it is in it, listed or not (the provider
+    /// says what is wrong with it when a turn runs).
+    pub(super) fn modes_changed(&mut self, known: ProviderModes) {
+        let mut listed = match known {
+            ProviderModes::Listed(listed) => listed,
+            ProviderModes::Asking => return,
+            ProviderModes::Unavailable(why) => {
+                tracing::debug!(session = %self.id, "{why}; the session offers acplb's own modes");
+                return;
+            }
+        };
+        if let Some(current) = &self.settings.provider_mode
+            && !listed.iter().any(|m| &m.id == current)
+            && let Some(kept) = self.catalog.provider_modes.iter().find(|m| &m.id == current)
+        {
+            listed.push(kept.clone());
+        }
+        if listed == self.catalog.provider_modes {
+            return;
+        }
+        tracing::debug!(session = %self.id, modes = listed.len(), "the provider listed its modes");
+        self.catalog = Rc::new(OptionCatalog {
+            provider_modes: listed,
+            ..(*self.catalog).clone()
+        });
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             self.catalog.options(&self.settings, self.mode),
         )));
