@@ -36,6 +36,7 @@ pub mod mcp_login;
 mod mcp_status;
 mod models;
 mod plan_mode;
+mod profiles;
 mod protocol;
 mod providers;
 mod queue_cli;

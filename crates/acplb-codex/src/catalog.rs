@@ -105,6 +105,8 @@ pub fn default_catalog() -> OptionCatalog {
         booleans: false,
         // Offered where the transport can plan (app-server).
         refuses_plan: Some(crate::options::PLAN_REFUSAL.to_owned()),
+        provider_modes: Vec::new(),
+        initial_mode: None,
     }
 }
 

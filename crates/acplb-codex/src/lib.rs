@@ -22,6 +22,7 @@ mod options;
 mod outcome;
 pub mod output;
 mod prepare;
+mod profiles;
 mod render;
 mod routing;
 mod skills;

@@ -42,6 +42,14 @@ pub struct CodexOptions {
     /// 0032), asking Codex for its skills; [`CodexOptions::new`] turns it off when
     /// `ACPLB_CODEX_SKILL_LIST` is `off` (what playback sets: its recordings hold no list).
     pub list_skills: bool,
+    /// Whether a session's opening asks Codex for its permission profiles (ADR 0038), offered
+    /// as modes; [`CodexOptions::new`] turns it off when `ACPLB_CODEX_PROFILE_LIST` is `off`
+    /// (what playback sets: its recordings hold no list).
+    pub list_profiles: bool,
+    /// The mode a new session starts in (ADR 0038): one of acplb's own, or
+    /// `permission-profile:<id>` on app-server; [`CodexOptions::new`] takes it from
+    /// `ACPLB_INITIAL_MODE`. `None`: `read-only`.
+    pub initial_mode: Option<String>,
 }
 
 impl CodexOptions {
@@ -59,6 +67,11 @@ impl CodexOptions {
             request_limit: request_limit_from_env(),
             list_models: !std::env::var("ACPLB_CODEX_MODEL_LIST").is_ok_and(|v| v.trim() == "off"),
             list_skills: !std::env::var("ACPLB_CODEX_SKILL_LIST").is_ok_and(|v| v.trim() == "off"),
+            list_profiles: !std::env::var("ACPLB_CODEX_PROFILE_LIST").is_ok_and(|v| v.trim() == "off"),
+            initial_mode: std::env::var("ACPLB_INITIAL_MODE")
+                .ok()
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty()),
         }
     }
 }

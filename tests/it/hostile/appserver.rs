@@ -100,7 +100,7 @@ async fn garbage_and_unknown_requests_from_the_server_are_survived() {
     let codex = fake_codex(
         dir.path(),
         r#"id() { sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-next() { while read -r l; do case "$l" in *'"method":"model/list"'*|*'"method":"skills/list"'*) echo "{\"id\":$(echo "$l" | id),\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}" ;; *) return 0 ;; esac; done; return 1; }
+next() { while read -r l; do case "$l" in *'"method":"model/list"'*|*'"method":"skills/list"'*|*'"method":"permissionProfile/list"'*) echo "{\"id\":$(echo "$l" | id),\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}" ;; *) return 0 ;; esac; done; return 1; }
 read -r l; i=$(echo "$l" | id)
 echo 'this is not json'
 printf '\377\376 not utf-8\n'

@@ -53,7 +53,7 @@ fn big_exec(dir: &Path, line: &Path, count: usize, done: &Path) -> PathBuf {
 /// `turn/start` (thread `th-1`, turn `tu-1`).
 const APP_SERVER_HANDSHAKE: &str = r#"#!/bin/sh
 id() { sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
-next() { while read -r l; do case "$l" in *'"method":"model/list"'*|*'"method":"skills/list"'*) echo "{\"id\":$(echo "$l" | id),\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}" ;; *) return 0 ;; esac; done; return 1; }
+next() { while read -r l; do case "$l" in *'"method":"model/list"'*|*'"method":"skills/list"'*|*'"method":"permissionProfile/list"'*) echo "{\"id\":$(echo "$l" | id),\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}" ;; *) return 0 ;; esac; done; return 1; }
 read -r l; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{}}"
 next
 next; i=$(echo "$l" | id); echo "{\"id\":$i,\"result\":{\"thread\":{\"id\":\"th-1\"}}}"

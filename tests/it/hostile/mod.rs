@@ -20,6 +20,7 @@ mod mcp_codex;
 mod mcp_login;
 mod mcp_status;
 mod models;
+mod profiles;
 mod providers;
 mod questions;
 mod queue;

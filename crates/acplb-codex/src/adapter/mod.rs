@@ -8,6 +8,7 @@ mod commands;
 mod hooks;
 mod models;
 mod on_server;
+mod profiles;
 
 use std::fmt;
 use std::rc::Rc;
@@ -156,6 +157,11 @@ impl ProviderAdapter for CodexAdapter {
             }
             None => exec::open_session(&self.options, setup, self.routing.current()),
         };
+        // Its permission profiles are asked for behind the opening (ADR 0038).
+        let profiles = self
+            .options
+            .list_profiles
+            .then(|| profiles::listing(self.server.as_ref(), &cwd));
         // Its skills are listed behind its thread's start (which the first prompt waits for).
         let lister = match &self.server {
             Some(server) => commands::Lister::Shared(server.clone()),
@@ -168,12 +174,14 @@ impl ProviderAdapter for CodexAdapter {
             self.options.list_skills.then_some(picked),
         );
         // The session offers what Codex listed last; Codex is asked again behind it.
-        let (catalog, updates) = self.models.offer();
+        let (mut catalog, updates) = self.models.offer();
         self.models.refresh(self.server.clone());
+        catalog.initial_mode.clone_from(&self.options.initial_mode);
         Ok(Box::new(Offering {
             session,
             catalog,
             updates: Some(updates),
+            profiles,
             commands,
             hooks: hooks::HooksCommand::new(
                 OnServer::new(self.server.as_ref(), &self.options),

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use acplb_core::error::ProviderError;
 use acplb_core::provider::{ProviderSession, SessionSink, TurnOutcome, TurnRequest};
+use acplb_core::session::modes::ProviderModes;
 use acplb_core::session::options::OptionCatalog;
 use agent_client_protocol::v1::schema::AvailableCommand;
 use async_trait::async_trait;
@@ -137,6 +138,8 @@ pub(super) struct Offering {
     pub(super) catalog: OptionCatalog,
     /// Newer lists, until the session takes them.
     pub(super) updates: Option<watch::Receiver<OptionCatalog>>,
+    /// The session's permission profiles as modes, as Codex lists them (`profiles.rs`).
+    pub(super) profiles: Option<watch::Receiver<ProviderModes>>,
     /// The session's skills and custom prompts as slash commands.
     pub(super) commands: super::commands::SessionCommands,
     /// `/hooks`.
@@ -173,6 +176,10 @@ impl ProviderSession for Offering {
 
     fn catalog_updates(&mut self) -> Option<watch::Receiver<OptionCatalog>> {
         self.updates.take()
+    }
+
+    fn mode_updates(&self) -> Option<watch::Receiver<ProviderModes>> {
+        self.profiles.clone()
     }
 
     fn command_updates(&mut self) -> Option<watch::Receiver<Vec<AvailableCommand>>> {

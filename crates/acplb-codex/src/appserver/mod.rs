@@ -26,6 +26,7 @@ mod mcp_status;
 pub(crate) mod models;
 mod pipes;
 mod plan;
+pub(crate) mod profiles;
 mod protocol;
 mod rpc;
 mod served;

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{AuthFailure, SignInUi};
 use crate::error::ProviderError;
 use crate::permission::Mode;
+use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
 mod sink;
@@ -38,6 +39,9 @@ pub struct SessionSettings {
     /// What a prompt sent while a turn runs does: wait for its own turn, or join the running
     /// one (only where the provider can steer).
     pub while_busy: WhileBusy,
+    /// The provider mode the session is in (`session/modes.rs`), whose id the provider gave;
+    /// `None` in acplb's own modes.
+    pub provider_mode: Option<String>,
 }
 
 /// What a prompt sent while a turn runs does.
@@ -348,6 +352,15 @@ pub trait ProviderSession {
     /// backend again), each newer than [`catalog`](Self::catalog)'s; the session shows each to
     /// the editor as a `config_option_update`. Taken once, when the session starts.
     fn catalog_updates(&mut self) -> Option<tokio::sync::watch::Receiver<OptionCatalog>> {
+        None
+    }
+
+    /// The modes the provider adds to this session ([`ProviderModes`]), learned behind its
+    /// opening: [`ProviderModes::Asking`] until the provider knows. A session that opens in one
+    /// of them (its initial mode, or a load of a session that was in one) waits briefly for the
+    /// list; any other is answered at once and shown the list as a `config_option_update`.
+    /// Each call is a new watcher of the same list (the opening reads it, the session watches).
+    fn mode_updates(&self) -> Option<tokio::sync::watch::Receiver<ProviderModes>> {
         None
     }
 

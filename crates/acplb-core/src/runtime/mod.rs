@@ -10,6 +10,7 @@ mod durable;
 mod fork;
 mod handlers;
 mod initialize;
+mod modes;
 mod open;
 mod reattach;
 mod refuse;

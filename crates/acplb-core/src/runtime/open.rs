@@ -19,17 +19,18 @@ use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 use super::asked::Asked;
 use super::durable::{self, Loaded};
 use super::fork;
+use super::modes;
 use super::start::{self, START_LIMIT, Started};
 use super::store::{SessionHandle, Store};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
-use crate::permission::Mode;
 use crate::plugin::{Pipeline, SessionNotice, SessionStart};
-use crate::provider::{ProviderSession, Resume, SessionSettings, SessionSetup};
+use crate::provider::{ProviderSession, Resume, SessionSetup};
+use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 use crate::session::sink::send_counted;
 use crate::session::{Inbox, SessionActor, SessionMsg, SessionParts};
-use crate::sessions::journal::{self, Facts, Journal};
+use crate::sessions::journal::{self, Journal};
 use crate::sessions::registry::{Entry, Status, Tracked};
 
 /// The request a session is opened for, and how it is answered.
@@ -89,6 +90,8 @@ pub(super) struct OpenedParts {
     pub(super) loaded: Option<Loaded>,
     pub(super) pipeline: Rc<Pipeline>,
     pub(super) notices: Vec<SessionNotice>,
+    /// The provider's own modes as the opening knew them (`modes.rs`).
+    pub(super) modes: ProviderModes,
     /// Who the session is in an agent team, if a plugin claimed an identity.
     pub(super) identity: Option<crate::plugin::TeamIdentity>,
 }
@@ -176,6 +179,7 @@ impl Store {
         let durability = self.options.durability.clone();
         let done = self.opened_tx.clone();
         let opening_id = session_id.clone();
+        let initial_mode = self.capabilities.catalog.initial_mode.clone();
         let opening = tokio::task::spawn_local(async move {
             let result = async {
                 // Its plugins first: finding, building and starting them reads and locks files.
@@ -224,12 +228,15 @@ impl Store {
                     tracing::warn!(error = %e, "the provider could not open the session");
                     wire::provider(&e)
                 })?;
+                // The mode it opens in may be one the provider is still listing.
+                let modes = modes::at_opening(provider.as_ref(), loaded.as_ref(), initial_mode).await;
                 Ok(OpenedParts {
                     provider,
                     journal,
                     loaded,
                     pipeline: Rc::new(plugins.pipeline),
                     notices: plugins.notices,
+                    modes,
                     identity,
                 })
             }
@@ -249,12 +256,13 @@ impl Store {
 
     /// The options a session offers: what its provider learned while opening, else what the
     /// provider offers any session, as this client takes them.
-    fn session_catalog(&self, provider: &dyn ProviderSession) -> Rc<OptionCatalog> {
+    fn session_catalog(&self, provider: &dyn ProviderSession, modes: &ProviderModes) -> Rc<OptionCatalog> {
         let offered = provider
             .catalog()
             .unwrap_or_else(|| self.capabilities.catalog.clone());
         Rc::new(OptionCatalog {
             booleans: self.client_takes_booleans(),
+            provider_modes: modes.listed(),
             ..offered
         })
     }
@@ -268,7 +276,7 @@ impl Store {
             pending,
         } = opened;
         self.opening.remove(&session_id);
-        let parts = match result {
+        let mut parts = match result {
             Ok(p) => p,
             Err(e) => {
                 pending.reply.error(e);
@@ -276,9 +284,9 @@ impl Store {
             }
         };
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let catalog = self.session_catalog(parts.provider.as_ref());
-        let mut settings = SessionSettings::default();
-        let mut mode = Mode::default();
+        let catalog = self.session_catalog(parts.provider.as_ref(), &parts.modes);
+        let facts = parts.loaded.as_ref().map(|l| &l.facts);
+        let (settings, mode) = modes::settle(&catalog, facts, &parts.modes, &mut parts.notices);
         let mut entry = Entry::new(
             session_id.to_string(),
             pending.cwd.clone(),
@@ -290,7 +298,6 @@ impl Store {
         }
         let (journal, history, turns) = match parts.loaded {
             Some(loaded) => {
-                restore(&catalog, &loaded.facts, &mut settings, &mut mode);
                 entry.started_at.clone_from(&loaded.history.started_at);
                 entry.title.clone_from(&loaded.facts.title);
                 entry.thread_id.clone_from(&loaded.facts.thread_id);
@@ -305,7 +312,7 @@ impl Store {
             .and(self.options.durability.as_ref())
             .and_then(|d| d.registry.clone())
             .map(|writer| Tracked::open(writer, entry));
-        let modes = catalog.modes(mode);
+        let modes = catalog.modes(&settings, mode);
         let options = catalog.options(&settings, mode);
         let (tx, rx) = unbounded_channel();
         let cx = pending.cx.clone();
@@ -402,15 +409,6 @@ impl Store {
                 &self.options.output_flow,
                 SessionNotification::new(id.clone(), update),
             );
-        }
-    }
-}
-
-/// Applies what the journal says the session was set to.
-fn restore(catalog: &OptionCatalog, facts: &Facts, settings: &mut SessionSettings, mode: &mut Mode) {
-    for (id, value) in &facts.settings {
-        if let Err(e) = catalog.apply(settings, mode, id, value) {
-            tracing::warn!(option = %id, error = %e, "a saved setting no longer applies; left as it is");
         }
     }
 }

@@ -2,6 +2,7 @@
 
 mod actor;
 pub(crate) mod hold;
+pub mod modes;
 pub mod options;
 pub mod prompt;
 pub(crate) mod sink;

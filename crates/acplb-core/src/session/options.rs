@@ -8,9 +8,9 @@
 
 use agent_client_protocol::v1::schema::{
     SessionConfigOption, SessionConfigOptionCategory, SessionConfigOptionValue, SessionConfigSelectOption,
-    SessionMode, SessionModeState,
 };
 
+use super::modes::{ModeRefusal, ProviderMode};
 use crate::permission::Mode;
 use crate::provider::{SessionSettings, WhileBusy};
 
@@ -54,6 +54,12 @@ pub struct OptionCatalog {
     /// Why plan mode is not offered, as a sentence for the error a client that picks it gets
     /// (`None`: it is offered).
     pub refuses_plan: Option<String>,
+    /// Modes the provider offers beside acplb's own (Codex's permission profiles), learned
+    /// when the session opened; they stay when newer models arrive (`session/modes.rs`).
+    pub provider_modes: Vec<ProviderMode>,
+    /// The mode a new session starts in, when not `read-only` (an id of [`Self::modes`]); one
+    /// that is not offered leaves the session in `read-only`, with a notice.
+    pub initial_mode: Option<String>,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -96,23 +102,10 @@ impl OptionCatalog {
         mode.description(&self.agent, self.asks)
     }
 
-    /// The ACP session modes, `mode` the current one.
-    pub fn modes(&self, mode: Mode) -> SessionModeState {
-        SessionModeState::new(
-            mode.id(),
-            self.offered()
-                .map(|m| SessionMode::new(m.id(), m.name()).description(self.mode_description(m)))
-                .collect::<Vec<_>>(),
-        )
-    }
-
     /// The options as ACP config options, with current values from `settings` and `mode`.
     pub fn options(&self, settings: &SessionSettings, mode: Mode) -> Vec<SessionConfigOption> {
         let agent = &self.agent;
-        let modes = self
-            .offered()
-            .map(|m| SessionConfigSelectOption::new(m.id(), m.name()).description(self.mode_description(m)))
-            .collect::<Vec<_>>();
+        let modes = self.mode_values();
         let mut efforts = vec![SessionConfigSelectOption::new(DEFAULT_VALUE, "Default")];
         efforts.extend(
             self.efforts_of(settings)
@@ -125,7 +118,7 @@ impl OptionCatalog {
             .or_else(|| self.default_model.clone())
             .unwrap_or_else(|| DEFAULT_VALUE.to_owned());
         let mut options = vec![
-            SessionConfigOption::select(MODE, "Mode", mode.id(), modes)
+            SessionConfigOption::select(MODE, "Mode", self.current_mode_id(settings, mode), modes)
                 .category(SessionConfigOptionCategory::Mode)
                 .description(format!(
                     "What {agent} may do without asking (the same as the session mode)."
@@ -175,22 +168,6 @@ impl OptionCatalog {
         Mode::ALL
             .into_iter()
             .filter(|m| *m != Mode::Plan || self.refuses_plan.is_none())
-    }
-
-    /// The mode `id` names, or why it cannot be chosen (an unknown id, or plan mode where the
-    /// provider cannot plan).
-    pub fn mode(&self, id: &str) -> Result<Mode, String> {
-        match Mode::from_id(id) {
-            Some(Mode::Plan) if self.refuses_plan.is_some() => Err(format!(
-                "mode `plan` is not available: {}",
-                self.refuses_plan.as_deref().unwrap_or_default()
-            )),
-            Some(mode) => Ok(mode),
-            None => {
-                let modes: Vec<&str> = self.offered().map(Mode::id).collect();
-                Err(format!("unknown mode `{id}`; the modes are {}", modes.join(", ")))
-            }
-        }
     }
 
     /// An on/off option: a boolean for a client that declared them, else a select whose values
@@ -251,17 +228,18 @@ impl OptionCatalog {
         };
         match id {
             MODE => {
-                *mode = match Mode::from_id(&text) {
-                    Some(Mode::Plan) if self.refuses_plan.is_some() => {
+                let chosen = match self.choose_mode(&text) {
+                    Ok(chosen) => chosen,
+                    Err(ModeRefusal::Unavailable(why)) => {
                         return Err(OptionError::Unavailable {
                             option: id.to_owned(),
                             value: text,
-                            why: self.refuses_plan.clone().unwrap_or_default(),
+                            why,
                         });
                     }
-                    Some(m) => m,
-                    None => return Err(bad(one_of(self.offered().map(Mode::id)))),
+                    Err(ModeRefusal::Unknown(ids)) => return Err(bad(format!("one of: {ids}"))),
                 };
+                super::modes::enter(chosen, settings, mode);
             }
             NETWORK_ACCESS => {
                 let on = match value {
@@ -371,6 +349,8 @@ mod tests {
             steer: true,
             booleans: true,
             refuses_plan: None,
+            provider_modes: Vec::new(),
+            initial_mode: None,
         }
     }
 
@@ -434,6 +414,7 @@ mod tests {
             reasoning_effort: None,
             network_access: true,
             while_busy: WhileBusy::Queue,
+            provider_mode: None,
         };
         let json = serde_json::to_value(catalog(Some("gpt-6.1-sol")).options(&s, Mode::Auto)).unwrap();
         assert_eq!(json[0]["id"], "mode");
@@ -509,14 +490,14 @@ mod tests {
         assert_eq!(m, Mode::Plan, "a refused change changes nothing");
         assert_eq!(
             no_plan.mode("plan"),
-            Err("mode `plan` is not available: it needs the other transport".into())
+            Err("mode `plan` is not available: it needs the other transport".to_owned())
         );
         assert_eq!(
             no_plan.mode("yolo"),
-            Err("unknown mode `yolo`; the modes are read-only, auto, full-access".into())
+            Err("unknown mode `yolo`; the modes are read-only, auto, full-access".to_owned())
         );
         let offered: Vec<_> = no_plan
-            .modes(Mode::Auto)
+            .modes(&SessionSettings::default(), Mode::Auto)
             .available_modes
             .into_iter()
             .map(|m| m.id.to_string())
@@ -533,6 +514,40 @@ mod tests {
             e.contains("unknown config option `colour`; the options are one of: mode"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn provider_modes_are_offered_chosen_shown_and_left_for_own_modes() {
+        use crate::session::modes::{PROVIDER_MODE_BASE, ProviderMode};
+        let c = OptionCatalog {
+            provider_modes: vec![ProviderMode {
+                id: "permission-profile:locked".into(),
+                name: "Profile: locked".into(),
+                description: "No writes.".into(),
+            }],
+            ..catalog(None)
+        };
+        let (mut s, mut m) = (SessionSettings::default(), Mode::Auto);
+        apply(&c, &mut s, &mut m, MODE, &id("permission-profile:locked")).unwrap();
+        assert_eq!(
+            (m, s.provider_mode.as_deref()),
+            (PROVIDER_MODE_BASE, Some("permission-profile:locked"))
+        );
+        let modes = c.modes(&s, m);
+        assert_eq!(modes.current_mode_id.to_string(), "permission-profile:locked");
+        assert_eq!(modes.available_modes.len(), 5);
+        let json = serde_json::to_value(c.options(&s, m)).unwrap();
+        assert_eq!(json[0]["currentValue"], "permission-profile:locked");
+        assert_eq!(json[0]["options"][4]["value"], "permission-profile:locked");
+        apply(&c, &mut s, &mut m, MODE, &id("auto")).unwrap();
+        assert_eq!((m, s.provider_mode.as_deref()), (Mode::Auto, None));
+        let e = c.mode("permission-profile:gone").unwrap_err();
+        assert_eq!(
+            e,
+            "unknown mode `permission-profile:gone`; the modes are read-only, auto, full-access, plan, permission-profile:locked"
+        );
+        assert!(apply(&c, &mut s, &mut m, MODE, &id("permission-profile:gone")).is_err());
+        assert_eq!(c.current_mode_id(&s, m), "auto", "a refused mode changes nothing");
     }
 
     #[test]

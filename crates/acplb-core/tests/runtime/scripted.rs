@@ -131,6 +131,8 @@ impl Scripted {
             steer,
             booleans: false,
             refuses_plan: None,
+            provider_modes: Vec::new(),
+            initial_mode: None,
         };
         Self(Rc::new(Inner {
             timeline: timeline.clone(),

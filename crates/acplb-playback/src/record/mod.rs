@@ -69,6 +69,7 @@ where
         // so the recording offers the compiled-in models, as its replay will.
         .env("ACPLB_CODEX_MODEL_LIST", "off")
         .env("ACPLB_CODEX_SKILL_LIST", "off")
+        .env("ACPLB_CODEX_PROFILE_LIST", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

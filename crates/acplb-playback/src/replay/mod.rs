@@ -100,6 +100,7 @@ pub async fn replay(scenario: &Scenario, opts: &ReplayOptions) -> Result<Replay,
     // The recordings hold no `model/list` nor `skills/list`: the compiled-in models (and no skills) are offered, as recorded.
     command.env("ACPLB_CODEX_MODEL_LIST", "off");
     command.env("ACPLB_CODEX_SKILL_LIST", "off");
+    command.env("ACPLB_CODEX_PROFILE_LIST", "off");
     let mut child = command.spawn().map_err(|source| PlaybackError::Spawn {
         program: opts.acplb.clone(),
         source,

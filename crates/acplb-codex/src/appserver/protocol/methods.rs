@@ -56,6 +56,8 @@ pub(crate) const BACKGROUND_TERMINALS_LIST: &str = "thread/backgroundTerminals/l
 pub(crate) const BACKGROUND_TERMINALS_TERMINATE: &str = "thread/backgroundTerminals/terminate";
 /// `/terminals clean`: stops every background terminal of a thread.
 pub(crate) const BACKGROUND_TERMINALS_CLEAN: &str = "thread/backgroundTerminals/clean";
+/// One page of the permission profiles Codex's configuration defines for a directory.
+pub(crate) const PERMISSION_PROFILE_LIST: &str = "permissionProfile/list";
 
 // Requests the server sends acplb.
 /// Asks to run a command.

@@ -107,6 +107,16 @@ pub(crate) struct ModelList {
     pub(crate) include_hidden: bool,
 }
 
+/// `permissionProfile/list`: one page of the permission profiles defined for `cwd` (a
+/// workspace's own only when Codex trusts it).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct PermissionProfileList {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+    pub(crate) cwd: PathBuf,
+}
+
 /// `thread/inject_items`: developer messages added to a thread's history.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -158,7 +168,17 @@ pub(crate) struct TurnStart {
     pub(crate) thread_id: String,
     pub(crate) input: Value,
     pub(crate) approval_policy: &'static str,
-    pub(crate) sandbox_policy: Value,
+    /// The sandbox of acplb's own modes; absent in a permission profile (Codex takes one or
+    /// the other).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) sandbox_policy: Option<Value>,
+    /// The permission profile the turn runs in (ADR 0038).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) permissions: Option<String>,
+    /// With a profile: the roots its `:workspace` rules name (the cwd and the session's
+    /// additional directories).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) runtime_workspace_roots: Option<Vec<PathBuf>>,
     pub(crate) cwd: PathBuf,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) model: Option<String>,
@@ -332,6 +352,7 @@ methods! {
     BackgroundTerminalsList => BACKGROUND_TERMINALS_LIST,
     BackgroundTerminalsTerminate => BACKGROUND_TERMINALS_TERMINATE,
     BackgroundTerminalsClean => BACKGROUND_TERMINALS_CLEAN,
+    PermissionProfileList => PERMISSION_PROFILE_LIST,
 }
 
 #[cfg(test)]

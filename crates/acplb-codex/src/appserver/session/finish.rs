@@ -81,6 +81,7 @@ pub(super) fn start_request(
     collaboration_mode: Option<Value>,
 ) -> Start {
     let thread_id = thread_id.to_owned();
+    let profile = crate::profiles::of(&turn.settings);
     match slash {
         Some(Slash::Review(instructions)) => {
             let target = match instructions {
@@ -94,7 +95,15 @@ pub(super) fn start_request(
             thread_id,
             input: turn_input::user_input(&turn.prompt.text, images),
             approval_policy: config::approval_policy(turn.mode),
-            sandbox_policy: config::sandbox_policy(turn.mode, &turn.settings, writable),
+            sandbox_policy: profile
+                .is_none()
+                .then(|| config::sandbox_policy(turn.mode, &turn.settings, writable)),
+            runtime_workspace_roots: profile.is_some().then(|| {
+                std::iter::once(cwd.to_path_buf())
+                    .chain(writable.iter().cloned())
+                    .collect()
+            }),
+            permissions: profile.map(str::to_owned),
             cwd: cwd.to_path_buf(),
             model: turn.settings.model.clone(),
             effort: turn.settings.reasoning_effort.clone(),

@@ -15,9 +15,10 @@ use agent_client_protocol::v1::schema::{
 use super::{Attached, SessionActor};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
+use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
-/// The next thing the provider learned (models and efforts, slash commands); never, once it
+/// The next thing the provider learned (models and efforts, its modes, slash commands); never, once it
 /// can learn no more.
 pub(super) async fn next_offer<T: Clone>(updates: &mut Option<tokio::sync::watch::Receiver<T>>) -> T {
     if let Some(rx) = updates {
@@ -48,8 +49,11 @@ impl SessionActor {
     /// The provider learned newer models and efforts: the editor sees them at once, with the
     /// session's choices kept (a chosen model the list no longer names still runs).
     pub(super) fn catalog_changed(&mut self, offered: OptionCatalog) {
+        // What the session learned otherwise stays: the provider's modes, the initial mode.
         let catalog = OptionCatalog {
             booleans: self.catalog.booleans,
+            provider_modes: self.catalog.provider_modes.clone(),
+            initial_mode: self.catalog.initial_mode.clone(),
             ..offered
         };
         if catalog == *self.catalog {
@@ -57,6 +61,38 @@ impl SessionActor {
         }
         self.catalog = Rc::new(catalog);
         tracing::debug!(session = %self.id, "the provider's models changed");
+        self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
+            self.catalog.options(&self.settings, self.mode),
+        )));
+    }
+
+    /// The provider listed its own modes (behind the opening): the editor sees them as values
+    /// of the `mode` option at once (ACP offers no update of the session's modes). A provider
+    /// mode the session is in stays offered while it is in it, listed or not (the provider
+    /// says what is wrong with it when a turn runs).
+    pub(super) fn modes_changed(&mut self, known: ProviderModes) {
+        let mut listed = match known {
+            ProviderModes::Listed(listed) => listed,
+            ProviderModes::Asking => return,
+            ProviderModes::Unavailable(why) => {
+                tracing::debug!(session = %self.id, "{why}; the session offers acplb's own modes");
+                return;
+            }
+        };
+        if let Some(current) = &self.settings.provider_mode
+            && !listed.iter().any(|m| &m.id == current)
+            && let Some(kept) = self.catalog.provider_modes.iter().find(|m| &m.id == current)
+        {
+            listed.push(kept.clone());
+        }
+        if listed == self.catalog.provider_modes {
+            return;
+        }
+        tracing::debug!(session = %self.id, modes = listed.len(), "the provider listed its modes");
+        self.catalog = Rc::new(OptionCatalog {
+            provider_modes: listed,
+            ..(*self.catalog).clone()
+        });
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             self.catalog.options(&self.settings, self.mode),
         )));
@@ -73,21 +109,20 @@ impl SessionActor {
     }
 
     pub(super) fn set_mode(&mut self, mode_id: &SessionModeId, responder: Responder<SetSessionModeResponse>) {
-        let mode = match self.catalog.mode(&mode_id.to_string()) {
-            Ok(mode) => mode,
+        let chosen = match self.catalog.mode(&mode_id.to_string()) {
+            Ok(chosen) => chosen,
             Err(message) => {
                 reply(responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, message)));
                 return;
             }
         };
-        self.mode = mode;
-        self.record(|j| j.mode(mode.id()));
-        tracing::info!(session = %self.id, %mode, "mode changed (applies from the next turn)");
+        crate::session::modes::enter(chosen, &mut self.settings, &mut self.mode);
+        let id = self.catalog.current_mode_id(&self.settings, self.mode);
+        self.record(|j| j.mode(&id));
+        tracing::info!(session = %self.id, mode = %id, "mode changed (applies from the next turn)");
         // The updates go first, so a client that acts on the response has already seen them;
         // the `mode` config option shows the same value.
-        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-            mode.id(),
-        )));
+        self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(id)));
         self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
             self.catalog.options(&self.settings, self.mode),
         )));
@@ -100,15 +135,14 @@ impl SessionActor {
         value: &SessionConfigOptionValue,
         responder: Responder<SetSessionConfigOptionResponse>,
     ) {
-        let before = self.mode;
+        let before = self.catalog.current_mode_id(&self.settings, self.mode);
         match self.catalog.apply(&mut self.settings, &mut self.mode, id, value) {
             Ok(()) => {
                 self.record(|j| j.setting(id, value));
-                if self.mode != before {
-                    tracing::info!(session = %self.id, mode = %self.mode, "mode changed (applies from the next turn)");
-                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                        self.mode.id(),
-                    )));
+                let now = self.catalog.current_mode_id(&self.settings, self.mode);
+                if now != before {
+                    tracing::info!(session = %self.id, mode = %now, "mode changed (applies from the next turn)");
+                    self.notify(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(now)));
                 }
                 let options = self.catalog.options(&self.settings, self.mode);
                 self.notify(SessionUpdate::ConfigOptionUpdate(ConfigOptionUpdate::new(
@@ -133,7 +167,7 @@ impl SessionActor {
             self.hold.start();
         }
         let attached = Attached {
-            modes: self.catalog.modes(self.mode),
+            modes: self.catalog.modes(&self.settings, self.mode),
             options: self.catalog.options(&self.settings, self.mode),
             journal: self.journal.as_ref().map(|j| (j.path().to_owned(), j.bytes())),
         };

@@ -179,6 +179,7 @@ impl SessionActor {
         let mut catalogs = self.provider.as_mut().and_then(|p| p.catalog_updates());
         let mut commands = self.provider.as_mut().and_then(|p| p.command_updates());
         let mut background = self.provider.as_mut().and_then(|p| p.background_updates());
+        let mut mode_lists = self.provider.as_ref().and_then(|p| p.mode_updates());
         loop {
             if turn.is_none() && !self.shutting_down {
                 turn = self.start_next_turn();
@@ -230,6 +231,8 @@ impl SessionActor {
                 offered = changes::next_offer(&mut commands), if !self.hushed => self.commands_changed(offered),
                 // Cancel-safe: an update not taken stays in the channel.
                 update = changes::next_update(&mut background) => self.sink().update(update),
+                // Cancel-safe: as above.
+                listed = changes::next_offer(&mut mode_lists), if !self.hushed => self.modes_changed(listed),
             }
         }
         if let Some(inbox) = self.take_inbox() {

@@ -230,6 +230,8 @@ impl ProviderAdapter for Scripted {
                 steer: false,
                 booleans: false,
                 refuses_plan: None,
+                provider_modes: Vec::new(),
+                initial_mode: None,
             },
             refuses_sse_mcp: None,
             commands: Vec::new(),
