@@ -1,7 +1,7 @@
 //! `auth/status` (unstable ACP, ADR 0037) backed by Codex's account (`account/read`, on exec
 //! through a `codex app-server` of its own): unauthenticated before a sign-in, the API-key
 //! account after one (never the key), unauthenticated again after `logout`; a provider with its
-//! own key needs none. Both transports. `auth/status_update` (ADR 0043) tells the client of
+//! own key needs none. Both transports. `_auth/status_update` (ADR 0043) tells the client of
 //! each change, and only of changes.
 
 use acplb_playback::mock_model::MockConfig;
@@ -35,6 +35,10 @@ async fn auth_status_follows_a_sign_in_and_a_sign_out_and_never_shows_the_key() 
         .client(&updates, async |cx| {
             let init = initialize_json(&cx).await?;
             assert!(init["agentCapabilities"]["auth"]["status"].is_object(), "{init}");
+            assert!(
+                init["agentCapabilities"]["auth"]["_meta"]["authStatus"].is_object(),
+                "{init}"
+            );
             let before = status(&cx).await?;
             cx.send_request(AuthenticateRequest::new("api-key").meta(key_meta(&k)))
                 .block_task()
@@ -73,7 +77,7 @@ async fn a_provider_with_its_own_key_needs_no_sign_in() {
     assert!(answer.get("accounts").is_none(), "no account: {answer}");
 }
 
-/// The states of the `auth/status_update`s received so far.
+/// The states of the `_auth/status_update`s received so far.
 fn states(updates: &std::sync::Mutex<Vec<Value>>) -> Vec<String> {
     updates
         .lock()
@@ -132,6 +136,8 @@ async fn the_client_is_told_of_each_change_of_sign_in_and_only_of_changes() {
     );
     let first = told.lock().unwrap()[0].clone();
     assert_eq!(first["accounts"][0]["label"], "OpenAI API key", "{first}");
+    assert_eq!(first["authStatus"]["kind"], "api_key", "{first}");
+    assert_eq!(told.lock().unwrap()[1]["authStatus"]["kind"], "none");
     assert!(
         !format!("{:?}", told.lock().unwrap()).contains(&key),
         "the key is in an update"

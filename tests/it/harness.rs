@@ -273,7 +273,7 @@ pub struct Acplb {
     pub permissions: Permissions,
     /// How this client answers forms (`elicitation/create`), and what it was asked.
     pub forms: Forms,
-    /// Every `auth/status_update` this client received, in order, as JSON.
+    /// The params of every `_auth/status_update` this client received, in order.
     pub auth_updates: Arc<Mutex<Vec<serde_json::Value>>>,
     /// acplb's state directory when the test gave it no home of its own: sessions a test
     /// keeps never land in the user's.
@@ -355,16 +355,6 @@ impl Acplb {
             .v1()
             .name("acplb-e2e")
             .on_receive_notification(
-                async move |n: agent_client_protocol::v1::schema::AuthStatusUpdateNotification, _cx| {
-                    auth_updates
-                        .lock()
-                        .unwrap()
-                        .push(serde_json::to_value(n).unwrap());
-                    Ok(())
-                },
-                on_receive_notification!(),
-            )
-            .on_receive_notification(
                 async move |n: SessionNotification, _cx| {
                     sink.0.lock().unwrap().push(n);
                     Ok(())
@@ -384,6 +374,16 @@ impl Acplb {
                     forms.respond(serde_json::to_value(&req).unwrap(), responder)
                 },
                 on_receive_request!(),
+            )
+            // Last, so the typed handlers above take their messages first.
+            .on_receive_notification(
+                async move |n: agent_client_protocol::UntypedMessage, _cx| {
+                    if n.method() == "_auth/status_update" {
+                        auth_updates.lock().unwrap().push(n.params().clone());
+                    }
+                    Ok(())
+                },
+                on_receive_notification!(),
             )
             .connect_with(transport, main)
             .await

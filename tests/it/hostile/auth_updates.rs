@@ -1,4 +1,4 @@
-//! `auth/status_update` under bad input (ADR 0043): a sign-in that fails (no key, an unknown
+//! `_auth/status_update` under bad input (ADR 0043): a sign-in that fails (no key, an unknown
 //! method) changes nothing and tells nothing; the next good one is told once; a client that
 //! hangs up right after signing in leaves acplb to exit cleanly. Both transports.
 

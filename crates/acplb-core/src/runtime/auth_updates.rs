@@ -1,19 +1,54 @@
-//! `auth/status_update` (unstable ACP, ADR 0043): the client is told when who is signed in
-//! changes, after acplb's own `authenticate` and `logout` and when the provider notices a
-//! change of its own (another sign-in, a sign-out elsewhere). One task per connection asks the
-//! provider, in order, and sends only a status that differs from the last one it sent; the first
-//! status is not pushed (a client asks `auth/status`), so no Codex starts for a client that
-//! never signs in.
+//! `_auth/status_update` (ADR 0043): the client is told when who is signed in changes, after
+//! acplb's own successful `authenticate` and `logout` and when the provider notices a change of
+//! its own (another sign-in, a sign-out elsewhere). One task per connection asks the provider, in
+//! order, and sends only a status that differs from the last one it sent; the first status is not
+//! pushed (a client asks `auth/status`), so no Codex starts for a client that never signs in.
+//!
+//! The method is the TS codex-acp's vendor one, with its `authStatus` (`kind`, `label`,
+//! `account`) beside ACP's draft fields (`state`, `accounts`): ACP's own `auth/status_update` is
+//! a draft that v1 clients and the conformance kit reject as an unknown method.
 
 use std::rc::Rc;
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
-use agent_client_protocol::v1::schema::{AuthState, AuthStatusResponse, AuthStatusUpdateNotification};
+use agent_client_protocol::v1::schema::{AuthState, AuthStatusResponse};
+use agent_client_protocol::{Client, UntypedMessage};
+use serde_json::{Value, json};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::watch;
 
 use crate::provider::ProviderAdapter;
+
+/// The notification's method.
+pub(super) const METHOD: &str = "_auth/status_update";
+
+/// The `_meta` key of `agentCapabilities.auth` saying acplb sends it (as the TS peer says).
+pub(super) const META_KEY: &str = "authStatus";
+
+/// `agentCapabilities.auth._meta`: `{"authStatus": {}}`, "this agent pushes `_auth/status_update`".
+pub(super) fn capability_meta() -> serde_json::Map<String, Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert(META_KEY.to_owned(), json!({}));
+    meta
+}
+
+/// The notification's params: the TS peer's `authStatus` and ACP's draft fields.
+fn params(status: &AuthStatusResponse) -> Value {
+    let account = status.accounts.iter().find(|a| a.active != Some(false));
+    let peer = match (&status.state, account) {
+        (AuthState::Authenticated, Some(a)) if a.label == "OpenAI API key" => {
+            json!({ "kind": "api_key", "label": a.label })
+        }
+        (AuthState::Authenticated, Some(a)) if a.email.is_some() || a.label == "ChatGPT" => {
+            json!({ "kind": "account", "label": a.label, "account": { "email": a.email } })
+        }
+        (AuthState::Authenticated, Some(a)) => json!({ "kind": "external", "label": a.label }),
+        (AuthState::Authenticated, None) => json!({ "kind": "external", "label": "Signed in" }),
+        (AuthState::NotRequired, _) => json!({ "kind": "gateway", "label": "Custom model gateway" }),
+        _ => json!({ "kind": "none", "label": "Not logged in" }),
+    };
+    json!({ "authStatus": peer, "state": status.state, "accounts": status.accounts })
+}
 
 /// Pokes the watcher of one connection: "the sign-in may have changed, look again".
 #[derive(Debug, Clone)]
@@ -68,13 +103,39 @@ async fn watch_loop(
         if status.state == AuthState::Unknown || last.as_ref() == Some(&status) {
             continue;
         }
-        let update =
-            AuthStatusUpdateNotification::new(status.state.clone()).accounts(status.accounts.clone());
-        if let Err(e) = cx.send_notification(update) {
+        let sent = UntypedMessage::new(METHOD, params(&status)).and_then(|n| cx.send_notification(n));
+        if let Err(e) = sent {
             tracing::debug!(error = %e, "the client is gone; auth status watcher stops");
             return;
         }
         tracing::info!(state = ?status.state, "auth status update sent");
         last = Some(status);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol::v1::schema::AuthAccount;
+
+    use super::*;
+
+    #[test]
+    fn params_carry_the_peers_shape_and_acps() {
+        let key = AuthStatusResponse::new(AuthState::Authenticated)
+            .accounts(vec![AuthAccount::new("OpenAI API key").active(true)]);
+        let p = params(&key);
+        assert_eq!(
+            p["authStatus"],
+            json!({ "kind": "api_key", "label": "OpenAI API key" })
+        );
+        assert_eq!(p["state"], "authenticated");
+        assert_eq!(p["accounts"][0]["label"], "OpenAI API key");
+        let chatgpt = AuthStatusResponse::new(AuthState::Authenticated)
+            .accounts(vec![AuthAccount::new("ChatGPT").email("a@b.c".to_owned())]);
+        assert_eq!(params(&chatgpt)["authStatus"]["account"]["email"], "a@b.c");
+        let none = params(&AuthStatusResponse::new(AuthState::Unauthenticated));
+        assert_eq!(none["authStatus"]["kind"], "none");
+        let own = params(&AuthStatusResponse::new(AuthState::NotRequired));
+        assert_eq!(own["authStatus"]["kind"], "gateway");
     }
 }

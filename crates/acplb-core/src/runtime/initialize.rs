@@ -54,7 +54,8 @@ impl Store {
             caps.auth(
                 AgentAuthCapabilities::new()
                     .logout(LogoutCapabilities::new())
-                    .status(AuthStatusCapabilities::new()),
+                    .status(AuthStatusCapabilities::new())
+                    .meta(super::auth_updates::capability_meta()),
             )
         };
         let version = if req.protocol_version > ProtocolVersion::V1 {
