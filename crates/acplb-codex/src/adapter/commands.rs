@@ -23,7 +23,8 @@ use agent_client_protocol::v1::schema::AvailableCommand;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use crate::appserver::{self, AppServer};
+use super::on_server::OnServer;
+use crate::appserver;
 use crate::instructions::codex_home;
 use crate::options::CodexOptions;
 use crate::skills::{Extras, Lookup, Picked, Prompt, Skill, prompts, skill_text};
@@ -39,18 +40,10 @@ fn wait(options: &CodexOptions) -> Duration {
 /// The skills Codex listed and why any were left out, or why there is no list.
 type Listed = Result<(Vec<Skill>, Vec<String>), String>;
 
-/// Who lists the skills.
-#[derive(Debug)]
-pub(super) enum Lister {
-    /// The shared app-server, which says when they change.
-    Shared(AppServer),
-    /// A `codex app-server` of its own for each listing (exec).
-    Own(CodexOptions),
-}
 
 #[derive(Debug)]
 struct State {
-    lister: Lister,
+    lister: OnServer,
     wait: Duration,
     cwd: PathBuf,
     builtins: Vec<AvailableCommand>,
@@ -84,7 +77,7 @@ impl SessionCommands {
     /// `builtins` and, when enabled (`picked`: where an invoked skill goes for the
     /// app-server session), the skills and prompts `lister` finds for `cwd`.
     pub(super) fn start(
-        lister: Lister,
+        lister: OnServer,
         cwd: PathBuf,
         builtins: Vec<AvailableCommand>,
         picked: Option<Picked>,
@@ -92,8 +85,8 @@ impl SessionCommands {
         let enabled = picked.is_some();
         let (offered, updates) = watch::channel(builtins.clone());
         let wait = match &lister {
-            Lister::Shared(server) => wait(server.options()),
-            Lister::Own(options) => wait(options),
+            OnServer::Shared(server) => wait(server.options()),
+            OnServer::Own(options) => wait(options),
         };
         let state = Rc::new(State {
             lister,
@@ -151,7 +144,7 @@ impl SessionCommands {
                     )));
                 }
                 turn.prompt.text = skill_text(&skill.name, &rest);
-                if matches!(self.state.lister, Lister::Shared(_)) {
+                if matches!(self.state.lister, OnServer::Shared(_)) {
                     *self.picked.borrow_mut() = Some(skill);
                 }
                 Ok(())
@@ -197,7 +190,7 @@ async fn keep_current(state: Rc<State>) {
     let mut reload = false;
     loop {
         let changed = match &state.lister {
-            Lister::Shared(server) => match server.connect().await {
+            OnServer::Shared(server) => match server.connect_or_say().await {
                 Ok(conn) => {
                     let mut changed = conn.rpc.skills_changed();
                     changed.borrow_and_update();
@@ -205,26 +198,23 @@ async fn keep_current(state: Rc<State>) {
                     state.store(state.within(listed).await);
                     Some(changed)
                 }
-                Err(e) => {
-                    state.store(Err(format!("codex app-server did not start: {e}")));
+                Err(why) => {
+                    state.store(Err(why));
                     None
                 }
             },
-            Lister::Own(options) => {
-                let own = AppServer::new(CodexOptions {
-                    transcript_dir: None,
-                    ..options.clone()
-                });
+            OnServer::Own(_) => {
                 let listed = state
-                    .within(async {
-                        let conn = own
-                            .connect()
+                    .lister
+                    .ask(async |own| {
+                        state
+                            .within(async {
+                                let conn = own.connect_or_say().await?;
+                                appserver::skills::list(&conn.rpc, &state.cwd, false).await
+                            })
                             .await
-                            .map_err(|e| format!("codex app-server did not start: {e}"))?;
-                        appserver::skills::list(&conn.rpc, &state.cwd, false).await
                     })
                     .await;
-                own.shutdown().await;
                 state.store(listed);
                 None
             }

@@ -98,7 +98,10 @@ impl HooksCommand {
         match ask {
             Ask::Usage => USAGE.to_owned(),
             Ask::List => {
-                let listed = self.server.ask(async |s| list(s, cwd).await).await;
+                let listed = self
+                    .server
+                    .ask(async |s| hooks::list(&s.connect_or_say().await?.rpc, cwd).await)
+                    .await;
                 match listed {
                     Ok(listed) => {
                         let waiting = listed.hooks.iter().filter(|h| h.needs_trust()).cloned().collect();
@@ -117,10 +120,7 @@ impl HooksCommand {
                 }
                 let done = self
                     .server
-                    .ask(async |s| match s.connect().await {
-                        Ok(conn) => hooks::trust(&conn.rpc, cwd, &wanted).await,
-                        Err(e) => Err(format!("codex app-server did not start: {e}")),
-                    })
+                    .ask(async |s| hooks::trust(&s.connect_or_say().await?.rpc, cwd, &wanted).await)
                     .await;
                 match done {
                     Ok(trusted) => trusted_text(&trusted),
@@ -129,14 +129,6 @@ impl HooksCommand {
             }
         }
     }
-}
-
-async fn list(server: &crate::appserver::AppServer, cwd: &std::path::Path) -> Result<hooks::Listed, String> {
-    let conn = server
-        .connect()
-        .await
-        .map_err(|e| format!("codex app-server did not start: {e}"))?;
-    hooks::list(&conn.rpc, cwd).await
 }
 
 fn trusted_text(trusted: &[Hook]) -> String {

@@ -163,10 +163,7 @@ impl ProviderAdapter for CodexAdapter {
             .list_profiles
             .then(|| profiles::listing(self.server.as_ref(), &cwd));
         // Its skills are listed behind its thread's start (which the first prompt waits for).
-        let lister = match &self.server {
-            Some(server) => commands::Lister::Shared(server.clone()),
-            None => commands::Lister::Own(self.options.clone()),
-        };
+        let lister = OnServer::new(self.server.as_ref(), &self.options);
         let commands = commands::SessionCommands::start(
             lister,
             cwd,

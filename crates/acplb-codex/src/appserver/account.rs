@@ -83,17 +83,9 @@ pub(crate) struct DeviceCode {
     pub(crate) code: String,
 }
 
-/// `server`'s connection, started if need be.
-async fn conn(server: &AppServer) -> Result<super::server::Conn, String> {
-    server
-        .connect()
-        .await
-        .map_err(|e| format!("codex app-server did not start: {e}"))
-}
-
 /// Who is signed in.
 pub(crate) async fn read(server: &AppServer) -> Result<Account, String> {
-    let conn = conn(server).await?;
+    let conn = server.connect_or_say().await?;
     let answer = conn
         .rpc
         .request(&AccountRead { refresh_token: false })
@@ -119,7 +111,7 @@ fn parse_account(answer: &Value) -> Result<Account, String> {
 pub(crate) async fn login_api_key(server: &AppServer, key: &str) -> Result<(), String> {
     // Whatever the server prints from now on is cleared of the key.
     server.serve(&KnownSecrets::new([key]));
-    let conn = conn(server).await?;
+    let conn = server.connect_or_say().await?;
     let start = LoginStart::ApiKey {
         api_key: key.to_owned(),
     };
@@ -132,7 +124,7 @@ pub(crate) async fn login_api_key(server: &AppServer, key: &str) -> Result<(), S
 
 /// Starts a ChatGPT sign-in by device code.
 pub(crate) async fn start_device_code(server: &AppServer) -> Result<DeviceCode, String> {
-    let conn = conn(server).await?;
+    let conn = server.connect_or_say().await?;
     let answer = conn
         .rpc
         .request(&LoginStart::ChatgptDeviceCode)
@@ -147,7 +139,7 @@ pub(crate) async fn start_device_code(server: &AppServer) -> Result<DeviceCode, 
 
 /// Waits for sign-in `login_id` to end; `Err` says why it did not succeed.
 pub(crate) async fn ended(server: &AppServer, login_id: &str) -> Result<(), String> {
-    let conn = conn(server).await?;
+    let conn = server.connect_or_say().await?;
     match conn.rpc.login_ended(login_id).await {
         Ok(LoginEnd::Success) => Ok(()),
         Ok(LoginEnd::Failure(why)) => Err(format!("the sign-in did not succeed: {why}")),
@@ -175,7 +167,7 @@ pub(crate) async fn cancel(server: &AppServer, login_id: &str) -> Result<bool, S
 
 /// Signs out.
 pub(crate) async fn logout(server: &AppServer) -> Result<(), String> {
-    let conn = conn(server).await?;
+    let conn = server.connect_or_say().await?;
     conn.rpc
         .request(&Logout {})
         .await

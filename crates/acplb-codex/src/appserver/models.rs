@@ -13,10 +13,7 @@ const MAX_PAGES: usize = 20;
 
 /// Every model `server` lists, started if need be; `Err` says why there is no list.
 pub(crate) async fn list(server: &AppServer) -> Result<Vec<ListedModel>, String> {
-    let conn = server
-        .connect()
-        .await
-        .map_err(|e| format!("codex app-server did not start: {e}"))?;
+    let conn = server.connect_or_say().await?;
     let mut models = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {

@@ -23,10 +23,7 @@ pub(crate) async fn list(
     cwd: &Path,
     answer_limit: Duration,
 ) -> Result<Vec<ListedProfile>, String> {
-    let conn = server
-        .connect()
-        .await
-        .map_err(|e| format!("codex app-server did not start: {e}"))?;
+    let conn = server.connect_or_say().await?;
     let mut profiles = Vec::new();
     let mut cursor = None;
     for _ in 0..MAX_PAGES {

@@ -169,6 +169,13 @@ impl AppServer {
     /// The running server, started (or started anew after it died) if need be. Whoever needs
     /// it while a start is under way waits on that start: one attempt, bounded by the
     /// `initialize` limit, and its outcome for all of them.
+    /// [`Self::connect`] for a caller that reports in words: why the server is not there.
+    pub(crate) async fn connect_or_say(&self) -> Result<Conn, String> {
+        self.connect()
+            .await
+            .map_err(|e| format!("codex app-server did not start: {e}"))
+    }
+
     pub(crate) async fn connect(&self) -> Result<Conn, ProviderError> {
         if let Some(conn) = self.live()
             && !self.replaced_if_outdated(&conn).await
