@@ -40,7 +40,6 @@ fn wait(options: &CodexOptions) -> Duration {
 /// The skills Codex listed and why any were left out, or why there is no list.
 type Listed = Result<(Vec<Skill>, Vec<String>), String>;
 
-
 #[derive(Debug)]
 struct State {
     lister: OnServer,
