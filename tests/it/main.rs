@@ -51,4 +51,5 @@ mod subagents;
 mod terminal_output;
 mod tool_names;
 pub mod upgrade;
+mod vendor;
 mod worker;

@@ -37,5 +37,6 @@ mod terminal_output;
 mod tool_names;
 mod unresponsive;
 mod upgrade;
+mod vendor;
 mod wire;
 mod worker;

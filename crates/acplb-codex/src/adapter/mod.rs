@@ -9,6 +9,7 @@ mod hooks;
 mod models;
 mod on_server;
 mod profiles;
+mod vendor;
 
 use std::fmt;
 use std::rc::Rc;
@@ -217,6 +218,16 @@ impl ProviderAdapter for CodexAdapter {
             Some(server) => server.health().await,
             None => Ok(()),
         }
+    }
+
+    async fn vendor_request(
+        &self,
+        method: &str,
+        params: &Value,
+        session: Option<&acplb_core::provider::VendorSession>,
+    ) -> Result<Value, acplb_core::provider::VendorFailure> {
+        let on = OnServer::new(self.server.as_ref(), &self.options);
+        vendor::answer(&on, self.server.as_ref(), method, params, session).await
     }
 
     fn routing(&self) -> Option<&dyn acplb_core::routing::ModelRouting> {

@@ -68,13 +68,26 @@ pub(crate) struct Listed {
 
 /// `hooks/list` for `cwd`.
 pub(crate) async fn list(rpc: &Rpc, cwd: &Path) -> Result<Listed, String> {
-    let answer = rpc
-        .request(&HooksList {
-            cwds: vec![cwd.to_string_lossy().into_owned()],
-        })
-        .await
-        .map_err(|e| format!("Codex did not list its hooks: {e}"))?;
-    parse(&answer)
+    parse(&ask(rpc, cwd).await?)
+}
+
+/// Codex's own entry for `cwd` (its `hooks`, `warnings` and `errors`), as `hooks/list` gives it.
+pub(crate) async fn entry(rpc: &Rpc, cwd: &Path) -> Result<Value, String> {
+    let answer = ask(rpc, cwd).await?;
+    answer
+        .get("data")
+        .and_then(Value::as_array)
+        .and_then(|entries| entries.first())
+        .cloned()
+        .ok_or_else(|| "Codex listed no hooks entry for that directory".to_owned())
+}
+
+async fn ask(rpc: &Rpc, cwd: &Path) -> Result<Value, String> {
+    rpc.request(&HooksList {
+        cwds: vec![cwd.to_string_lossy().into_owned()],
+    })
+    .await
+    .map_err(|e| format!("Codex did not list its hooks: {e}"))
 }
 
 fn parse(answer: &Value) -> Result<Listed, String> {

@@ -35,7 +35,7 @@ mod session;
 mod signal;
 pub(crate) mod skills;
 mod subagents;
-mod terminals;
+pub(crate) mod terminals;
 mod text;
 mod tools;
 mod turn_input;

@@ -167,6 +167,16 @@ pub(crate) fn composer(e: &crate::plugin::composer::ComposerError) -> Error {
     )
 }
 
+/// A method acplb does not have (`-32601`), named in the message and in `data.method`.
+pub(crate) fn method_not_found(method: &str) -> Error {
+    build(
+        Error::method_not_found(),
+        Reason::MethodNotFound,
+        &format!("Method not found: acplb has no method `{method}`"),
+        json!({ "method": method }),
+    )
+}
+
 /// A request that names no known session.
 pub(crate) fn unknown_session(id: &str) -> Error {
     let message = format!("unknown session `{id}`");

@@ -21,11 +21,13 @@ use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
 mod sink;
+mod vendor;
 
 pub use sink::{
     BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink,
     tell_user,
 };
+pub use vendor::{VendorFailure, VendorSession};
 
 /// What the editor chose for a session: model, reasoning effort, network access.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -317,6 +319,20 @@ pub trait ProviderAdapter {
     async fn archive_thread(&self, thread_id: &str, archived: bool) -> Result<(), ProviderError> {
         let _ = (thread_id, archived);
         Ok(())
+    }
+
+    /// Answers vendor request `method` (one the runtime does not answer itself: ADR 0046) with
+    /// the JSON result. `session` is the open session its `sessionId` names, when it names one
+    /// (a request naming a session that is not open here never reaches the provider). Knows
+    /// none by default.
+    async fn vendor_request(
+        &self,
+        method: &str,
+        params: &serde_json::Value,
+        session: Option<&VendorSession>,
+    ) -> Result<serde_json::Value, VendorFailure> {
+        let _ = (params, session);
+        Err(VendorFailure::NotMine(method.to_owned()))
     }
 }
 

@@ -32,20 +32,44 @@ pub(super) fn capability_meta() -> serde_json::Map<String, Value> {
     meta
 }
 
+/// Who is signed in, in the TS peer's terms.
+pub(super) enum Signed<'a> {
+    ApiKey(&'a str),
+    /// A ChatGPT account: its label and email.
+    Account(&'a str, Option<&'a str>),
+    /// Signed in some other way: its label.
+    External(&'a str),
+    /// No OpenAI sign-in is needed (a custom model provider).
+    Gateway,
+    Nobody,
+}
+
+impl<'a> Signed<'a> {
+    pub(super) fn of(status: &'a AuthStatusResponse) -> Self {
+        let account = status.accounts.iter().find(|a| a.active != Some(false));
+        match (&status.state, account) {
+            (AuthState::Authenticated, Some(a)) if a.label == "OpenAI API key" => Self::ApiKey(&a.label),
+            (AuthState::Authenticated, Some(a)) if a.email.is_some() || a.label == "ChatGPT" => {
+                Self::Account(&a.label, a.email.as_deref())
+            }
+            (AuthState::Authenticated, Some(a)) => Self::External(&a.label),
+            (AuthState::Authenticated, None) => Self::External("Signed in"),
+            (AuthState::NotRequired, _) => Self::Gateway,
+            _ => Self::Nobody,
+        }
+    }
+}
+
 /// The notification's params: the TS peer's `authStatus` and ACP's draft fields.
 fn params(status: &AuthStatusResponse) -> Value {
-    let account = status.accounts.iter().find(|a| a.active != Some(false));
-    let peer = match (&status.state, account) {
-        (AuthState::Authenticated, Some(a)) if a.label == "OpenAI API key" => {
-            json!({ "kind": "api_key", "label": a.label })
+    let peer = match Signed::of(status) {
+        Signed::ApiKey(label) => json!({ "kind": "api_key", "label": label }),
+        Signed::Account(label, email) => {
+            json!({ "kind": "account", "label": label, "account": { "email": email } })
         }
-        (AuthState::Authenticated, Some(a)) if a.email.is_some() || a.label == "ChatGPT" => {
-            json!({ "kind": "account", "label": a.label, "account": { "email": a.email } })
-        }
-        (AuthState::Authenticated, Some(a)) => json!({ "kind": "external", "label": a.label }),
-        (AuthState::Authenticated, None) => json!({ "kind": "external", "label": "Signed in" }),
-        (AuthState::NotRequired, _) => json!({ "kind": "gateway", "label": "Custom model gateway" }),
-        _ => json!({ "kind": "none", "label": "Not logged in" }),
+        Signed::External(label) => json!({ "kind": "external", "label": label }),
+        Signed::Gateway => json!({ "kind": "gateway", "label": "Custom model gateway" }),
+        Signed::Nobody => json!({ "kind": "none", "label": "Not logged in" }),
     };
     json!({ "authStatus": peer, "state": status.state, "accounts": status.accounts })
 }

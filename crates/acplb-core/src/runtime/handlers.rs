@@ -13,7 +13,9 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::schema::{DisableProviderRequest, ListProvidersRequest, SetProviderRequest};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};
+use agent_client_protocol::{
+    Agent, Client, ConnectTo, UntypedMessage, on_receive_notification, on_receive_request,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::ServerOptions;
@@ -191,6 +193,14 @@ pub(super) async fn serve(
         .on_receive_request(
             forward!(tx, |req: DisableProviderRequest, responder, _| {
                 Command::Routing(RoutingCall::Disable(req, responder))
+            }),
+            on_receive_request!(),
+        )
+        // Last: every request no handler above took (vendor methods, unknown ones).
+        .on_receive_request(
+            forward!(tx, |req: UntypedMessage, responder, _| Command::Vendor {
+                req,
+                responder
             }),
             on_receive_request!(),
         )

@@ -19,6 +19,7 @@ mod shelf;
 mod start;
 mod store;
 mod title;
+mod vendor;
 
 use std::future::Future;
 use std::rc::Rc;

@@ -100,6 +100,11 @@ pub(crate) enum Command {
     Routing(super::routing::RoutingCall),
     /// `session/fork`, `set_title`, `archive`, `unarchive`, `status` (`shelf.rs`).
     Shelf(super::shelf::ShelfCommand),
+    /// Any other request: the TS codex-acp's vendor methods, or the provider's (`vendor.rs`).
+    Vendor {
+        req: agent_client_protocol::UntypedMessage,
+        responder: Responder<serde_json::Value>,
+    },
 }
 
 pub(super) struct SessionHandle {
@@ -216,7 +221,7 @@ impl Store {
         }
     }
 
-    fn on_command(&mut self, cmd: Command) {
+    pub(super) fn on_command(&mut self, cmd: Command) {
         match cmd {
             Command::Initialize { req, responder, cx } => self.initialize(&req, responder, cx),
             Command::NewSession { req, responder, cx } => {
@@ -279,6 +284,7 @@ impl Store {
             Command::BatchGet { req, responder } => self.batch_get(req, responder),
             Command::Routing(call) => self.routing(call),
             Command::Shelf(cmd) => self.on_shelf(cmd),
+            Command::Vendor { req, responder } => self.vendor(req, responder),
             Command::Prompt { req, responder } => self.route_prompt(req, responder),
             Command::Cancel { session_id } => {
                 if let Some(h) = self.sessions.get(&session_id) {

@@ -12,6 +12,7 @@ mod steer;
 mod summary;
 mod title;
 mod unrecorded;
+mod vendor;
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -113,6 +114,8 @@ pub(crate) struct SessionActor {
     forms: bool,
     /// The title the client set, if it did: the first prompt does not become one then.
     titled: Option<String>,
+    /// The provider's thread id as last read, for while the provider is away running a turn.
+    thread: Option<String>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -164,6 +167,7 @@ impl SessionActor {
             hold: Rc::default(),
             forms: parts.forms,
             titled: None,
+            thread: None,
         }
     }
 
@@ -213,6 +217,7 @@ impl SessionActor {
                 // Cancel-safe: the turn future is kept in `turn` and polled again next time.
                 (provider, end) = poll_turn(&mut turn) => {
                     turn = None;
+                    self.thread = provider.thread_id().or(self.thread.take());
                     self.provider = Some(provider);
                     match end {
                         TurnEnd::Ran(result) => self.finish_turn(result),
@@ -259,7 +264,10 @@ impl SessionActor {
     fn on_msg(&mut self, msg: SessionMsg) {
         if matches!(
             msg,
-            SessionMsg::Prompt { .. } | SessionMsg::SetMode { .. } | SessionMsg::SetConfig { .. }
+            SessionMsg::Prompt { .. }
+                | SessionMsg::Steer { .. }
+                | SessionMsg::SetMode { .. }
+                | SessionMsg::SetConfig { .. }
         ) {
             self.hushed = false;
         }
@@ -289,6 +297,12 @@ impl SessionActor {
             SessionMsg::Reattach { hold, answer } => self.reattach(hold, answer),
             SessionMsg::Replayed => self.hold.release(&self.cx, &self.flow),
             SessionMsg::SetTitle { title, said, answer } => self.set_title(title, said, answer),
+            SessionMsg::Steer {
+                req,
+                prompt_required,
+                responder,
+            } => self.steer_vendor(req, prompt_required, responder),
+            SessionMsg::Describe { answer } => self.describe(answer),
             SessionMsg::QueueOpened(queue) => self.on_queue_opened(queue),
             SessionMsg::QueueWake => self.pull_queue(),
             SessionMsg::QueueClaimed { queue, result } => self.on_queue_claimed(queue, result),

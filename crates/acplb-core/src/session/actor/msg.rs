@@ -47,6 +47,17 @@ pub(crate) enum SessionMsg {
         said: bool,
         answer: tokio::sync::oneshot::Sender<Option<String>>,
     },
+    /// `_session/steering` (ADR 0046): `req` joins the running turn and is answered at once;
+    /// with no turn to join it is a turn of its own, or refused when `prompt_required`.
+    Steer {
+        req: PromptRequest,
+        prompt_required: bool,
+        responder: Responder<serde_json::Value>,
+    },
+    /// What a vendor request naming this session tells the provider (ADR 0046).
+    Describe {
+        answer: tokio::sync::oneshot::Sender<crate::provider::VendorSession>,
+    },
     /// The load's replay was sent (or failed): the held updates go out.
     Replayed,
     /// The session's input queue is open (claims left by a dead acplb taken back) and watched.
@@ -68,10 +79,12 @@ impl SessionMsg {
             SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::Steer { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::Cancel
             | SessionMsg::Reattach { .. }
             | SessionMsg::Replayed
             | SessionMsg::SetTitle { .. }
+            | SessionMsg::Describe { .. }
             | SessionMsg::Shutdown
             | SessionMsg::Close
             | SessionMsg::QueueOpened(_)

@@ -13,6 +13,17 @@ use crate::error::wire::{self, reply};
 use crate::provider::{TurnOutcome, WhileBusy};
 use crate::session::prompt;
 
+/// What became of a prompt offered to the running turn.
+pub(super) enum Injection {
+    /// It went into the running turn.
+    Sent,
+    /// No turn takes it now (none runs, it is stopping, the session cannot steer, or prompts
+    /// wait before it): it must be queued.
+    NotNow,
+    /// It cannot be sent at all (its content is not what a turn takes).
+    Bad(agent_client_protocol::Error),
+}
+
 impl SessionActor {
     /// Sends a prompt into the running turn when the session steers and nothing waits before
     /// it; gives it back when it must be queued instead.
@@ -21,35 +32,47 @@ impl SessionActor {
         req: PromptRequest,
         responder: Responder<PromptResponse>,
     ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
-        let steering = self.settings.while_busy == WhileBusy::Steer && self.catalog.steer;
+        match self.inject(&req, false) {
+            Injection::NotNow => Some((req, responder)),
+            Injection::Bad(e) => {
+                reply(responder.respond_with_error(e));
+                None
+            }
+            Injection::Sent => {
+                if let Some(running) = self.running.as_mut() {
+                    running.steered.push(responder);
+                }
+                None
+            }
+        }
+    }
+
+    /// Offers `req` to the running turn when the provider can steer, nothing waits before it,
+    /// and the session steers prompts sent while busy or `asked` (the client asked to steer).
+    pub(super) fn inject(&mut self, req: &PromptRequest, asked: bool) -> Injection {
+        let steering = (asked || self.settings.while_busy == WhileBusy::Steer) && self.catalog.steer;
         let Some(running) = self
             .running
             .as_mut()
             .filter(|r| steering && !r.cancel.is_cancelled())
         else {
-            return Some((req, responder));
+            return Injection::NotNow;
         };
         if !self.queue.is_empty() {
-            return Some((req, responder));
+            return Injection::NotNow;
         }
         let input = match prompt::flatten(&req.prompt) {
             Ok(input) => input,
-            Err(e) => {
-                reply(
-                    responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, e.to_string())),
-                );
-                return None;
-            }
+            Err(e) => return Injection::Bad(wire::invalid_params(Reason::InvalidParams, e.to_string())),
         };
         if running.steer.send(input).is_err() {
-            return Some((req, responder));
+            return Injection::NotNow;
         }
         tracing::info!(session = %self.id, "prompt steered into the running turn");
         if let Some(journal) = &self.journal {
             journal.prompt(self.turns, &req.prompt, true);
         }
-        running.steered.push(responder);
-        None
+        Injection::Sent
     }
 }
 

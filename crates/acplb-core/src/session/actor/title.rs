@@ -24,13 +24,20 @@ impl SessionActor {
             SessionInfoUpdate::new().title(title),
         ));
         tracing::info!(session = %self.id, "title set");
-        let thread = self
-            .journal
-            .as_ref()
-            .and_then(|j| j.thread_id())
-            .or_else(|| self.provider.as_ref().and_then(|p| p.thread_id()));
-        if answer.send(thread).is_err() {
+        if answer.send(self.thread_id()).is_err() {
             tracing::debug!(session = %self.id, "the title's requester is gone");
         }
+    }
+}
+
+impl SessionActor {
+    /// The provider's id of this conversation: from the journal, else the provider (or what it
+    /// said last, while it runs a turn).
+    pub(super) fn thread_id(&self) -> Option<String> {
+        self.journal
+            .as_ref()
+            .and_then(|j| j.thread_id())
+            .or_else(|| self.provider.as_ref().and_then(|p| p.thread_id()))
+            .or_else(|| self.thread.clone())
     }
 }

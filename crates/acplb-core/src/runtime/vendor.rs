@@ -1,0 +1,252 @@
+//! Requests no ACP handler took (ADR 0046): the TS codex-acp's vendor methods that `JetBrains`
+//! AIR sends, answered with what acplb already does (`_session/rename`, `_session/archive`,
+//! `_session/unarchive`, `session/set_model`, `authentication/status`, `authentication/logout`,
+//! `_session/steering`); any other `_`-method goes to the provider with the open session it
+//! names; anything else is a method acplb does not have.
+
+use agent_client_protocol::UntypedMessage;
+use agent_client_protocol::v1::Responder;
+use agent_client_protocol::v1::schema::{
+    ArchiveSessionRequest, AuthStatusResponse, ContentBlock, PromptRequest, SessionConfigOptionValue,
+    SessionId, SetSessionConfigOptionRequest, SetSessionTitleRequest, UnarchiveSessionRequest,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::auth_updates::Signed;
+use super::shelf::ShelfCommand;
+use super::store::{Command, Store, send};
+use crate::error::Reason;
+use crate::error::wire::{self, reply};
+use crate::provider::VendorFailure;
+use crate::session::SessionMsg;
+
+/// `{sessionId}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Named {
+    session_id: String,
+}
+
+/// `_session/rename {sessionId, title}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Rename {
+    session_id: String,
+    title: String,
+}
+
+/// `session/set_model {sessionId, modelId}` (the TS peer's legacy model switch).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SetModel {
+    session_id: String,
+    model_id: String,
+}
+
+/// `_session/steering {sessionId, prompt, _meta?: {steering: {idleBehavior}}}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Steering {
+    session_id: String,
+    prompt: Vec<ContentBlock>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Value>,
+}
+
+/// The `_meta` of `initialize`'s answer: `steering.supported`, whether `_session/steering` can
+/// join a running turn (the TS peer's key).
+pub(super) fn initialize_meta(steer: bool) -> serde_json::Map<String, Value> {
+    let mut meta = serde_json::Map::new();
+    meta.insert("steering".to_owned(), json!({ "supported": steer }));
+    meta
+}
+
+/// `{}`, the answer of the vendor methods that answer nothing.
+fn nothing<T>(
+    _: &str,
+    answer: Result<T, agent_client_protocol::Error>,
+) -> Result<Value, agent_client_protocol::Error> {
+    answer.map(|_| json!({}))
+}
+
+impl Store {
+    pub(super) fn vendor(&mut self, req: UntypedMessage, responder: Responder<Value>) {
+        let (method, params) = req.into_parts();
+        match method.as_str() {
+            "_session/rename" => self.with_params(&method, &params, responder, |store, p: Rename, r| {
+                let req = SetSessionTitleRequest::new(p.session_id, p.title);
+                store.on_shelf(ShelfCommand::Title {
+                    req,
+                    responder: r.wrap_params(nothing),
+                });
+            }),
+            "_session/archive" => self.with_params(&method, &params, responder, |store, p: Named, r| {
+                let req = ArchiveSessionRequest::new(p.session_id);
+                store.on_shelf(ShelfCommand::Archive {
+                    req,
+                    responder: r.wrap_params(nothing),
+                });
+            }),
+            "_session/unarchive" => self.with_params(&method, &params, responder, |store, p: Named, r| {
+                let req = UnarchiveSessionRequest::new(p.session_id);
+                store.on_shelf(ShelfCommand::Unarchive {
+                    req,
+                    responder: r.wrap_params(nothing),
+                });
+            }),
+            "session/set_model" => self.with_params(&method, &params, responder, |store, p: SetModel, r| {
+                let value = SessionConfigOptionValue::value_id(p.model_id);
+                let req =
+                    SetSessionConfigOptionRequest::new(p.session_id, crate::session::options::MODEL, value);
+                store.on_command(Command::SetConfig {
+                    req,
+                    responder: r.wrap_params(nothing),
+                });
+            }),
+            "authentication/status" => self.auth_status(
+                responder
+                    .wrap_params(|_, answer: Result<AuthStatusResponse, _>| answer.map(|s| peer_status(&s))),
+            ),
+            "authentication/logout" => self.logout(responder.wrap_params(nothing)),
+            "_session/steering" => self.with_params(&method, &params, responder, |store, p: Steering, r| {
+                store.steering(p, r);
+            }),
+            m if m.starts_with('_') => self.to_provider(method, params, responder),
+            _ => reply(responder.respond_with_error(wire::method_not_found(&method))),
+        }
+    }
+
+    /// Runs `then` with the params read as `P`, or refuses them saying what is wrong.
+    fn with_params<P: DeserializeOwned>(
+        &mut self,
+        method: &str,
+        params: &Value,
+        responder: Responder<Value>,
+        then: impl FnOnce(&mut Self, P, Responder<Value>),
+    ) {
+        match P::deserialize(params) {
+            Ok(p) => then(self, p, responder),
+            Err(e) => reply(responder.respond_with_error(wire::invalid_params(
+                Reason::InvalidParams,
+                format!("invalid params for `{method}`: {e}"),
+            ))),
+        }
+    }
+
+    fn steering(&self, p: Steering, responder: Responder<Value>) {
+        let idle = p
+            .meta
+            .as_ref()
+            .and_then(|m| m.pointer("/steering/idleBehavior"))
+            .and_then(Value::as_str);
+        let Some(handle) = self.sessions.get(&SessionId::new(p.session_id.as_str())) else {
+            return reply(responder.respond_with_error(wire::unknown_session(&p.session_id)));
+        };
+        if p.prompt.is_empty() {
+            return reply(responder.respond_with_error(wire::invalid_params(
+                Reason::InvalidParams,
+                "`prompt` is empty; send at least one content block",
+            )));
+        }
+        send(
+            &handle.tx,
+            SessionMsg::Steer {
+                req: PromptRequest::new(p.session_id, p.prompt),
+                prompt_required: idle == Some("promptRequired"),
+                responder,
+            },
+        );
+    }
+
+    /// A `_`-method acplb does not answer itself: the provider's, with the session it names.
+    fn to_provider(&self, method: String, params: Value, responder: Responder<Value>) {
+        let named = match params.get("sessionId") {
+            None => None,
+            Some(Value::String(id)) => match self.sessions.get(&SessionId::new(id.as_str())) {
+                Some(handle) => Some(handle.tx.clone()),
+                None => return reply(responder.respond_with_error(wire::unknown_session(id))),
+            },
+            Some(_) => {
+                return reply(responder.respond_with_error(wire::invalid_params(
+                    Reason::InvalidParams,
+                    format!("invalid params for `{method}`: `sessionId` must be a string"),
+                )));
+            }
+        };
+        let provider = self.provider.clone();
+        tokio::task::spawn_local(async move {
+            let session = match named {
+                None => None,
+                Some(tx) => {
+                    let (answer, described) = tokio::sync::oneshot::channel();
+                    send(&tx, SessionMsg::Describe { answer });
+                    let Ok(s) = described.await else {
+                        let stopped = wire::internal(Reason::SessionStopped, "this session has stopped");
+                        return reply(responder.respond_with_error(stopped));
+                    };
+                    Some(s)
+                }
+            };
+            let answer = provider.vendor_request(&method, &params, session.as_ref()).await;
+            reply(match answer {
+                Ok(value) => responder.respond(value),
+                Err(VendorFailure::NotMine(m)) => responder.respond_with_error(wire::method_not_found(&m)),
+                Err(VendorFailure::InvalidParams(why)) => responder.respond_with_error(wire::invalid_params(
+                    Reason::InvalidParams,
+                    format!("invalid params for `{method}`: {why}"),
+                )),
+                Err(VendorFailure::Failed(why)) => {
+                    responder.respond_with_error(wire::internal(Reason::TurnFailed, &why))
+                }
+            });
+        });
+    }
+}
+
+/// `authentication/status` as the TS peer answers it: `{type}` of `unauthenticated`,
+/// `api-key`, `chat-gpt` (with `email`) or `gateway` (with `name`).
+fn peer_status(status: &AuthStatusResponse) -> Value {
+    match Signed::of(status) {
+        Signed::ApiKey(_) => json!({ "type": "api-key" }),
+        Signed::Account(_, email) => json!({ "type": "chat-gpt", "email": email.unwrap_or_default() }),
+        Signed::External(label) => json!({ "type": "gateway", "name": label }),
+        Signed::Gateway => json!({ "type": "gateway", "name": "custom model provider" }),
+        Signed::Nobody => json!({ "type": "unauthenticated" }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use agent_client_protocol::v1::schema::{AuthAccount, AuthState};
+
+    use super::*;
+
+    #[test]
+    fn authentication_status_speaks_the_peers_shape() {
+        let signed = |account: AuthAccount| {
+            peer_status(&AuthStatusResponse::new(AuthState::Authenticated).accounts(vec![account]))
+        };
+        assert_eq!(
+            peer_status(&AuthStatusResponse::new(AuthState::Unauthenticated)),
+            json!({ "type": "unauthenticated" })
+        );
+        assert_eq!(
+            signed(AuthAccount::new("OpenAI API key").active(true)),
+            json!({ "type": "api-key" })
+        );
+        assert_eq!(
+            signed(AuthAccount::new("ChatGPT Plus").email("a@example.org".to_owned())),
+            json!({ "type": "chat-gpt", "email": "a@example.org" })
+        );
+        assert_eq!(
+            signed(AuthAccount::new("Amazon Bedrock")),
+            json!({ "type": "gateway", "name": "Amazon Bedrock" })
+        );
+        assert_eq!(
+            peer_status(&AuthStatusResponse::new(AuthState::NotRequired)),
+            json!({ "type": "gateway", "name": "custom model provider" })
+        );
+    }
+}
