@@ -48,7 +48,7 @@ impl Metric {
             Metric::EndOfTurn => "prompt_to_end_of_turn_ms",
             Metric::FirstRequest => "prompt_to_first_model_request_ms",
             Metric::AfterLastRequest => "last_model_request_to_end_of_turn_ms",
-            Metric::PeakRss => "peak_rss_mb",
+            Metric::PeakRss => "peak_rss_mib",
             Metric::Chunks => "message_chunks",
         }
     }
@@ -60,7 +60,7 @@ impl Metric {
             Metric::EndOfTurn => "prompt -> end of turn (ms)",
             Metric::FirstRequest => "  of it: prompt -> 1st model request (ms)",
             Metric::AfterLastRequest => "  of it: last model request -> end (ms)",
-            Metric::PeakRss => "agent's own peak RSS, VmHWM (MB)",
+            Metric::PeakRss => "agent's own peak RSS, VmHWM (MiB)",
             Metric::Chunks => "agent_message_chunk per turn",
         }
     }
@@ -77,9 +77,9 @@ impl Metric {
                 .model_requests
                 .last()
                 .map_or(f64::NAN, |d| ms(s.end_of_turn.saturating_sub(*d))),
-            // Decimal megabytes, as the issue's "≤ 10 MB" is read here.
+            // MiB, as issue 18's "peak RSS at or below 10 MiB" says.
             #[allow(clippy::cast_precision_loss, reason = "KiB counts are far below 2^52")]
-            Metric::PeakRss => s.peak_rss_kib as f64 * 1024.0 / 1e6,
+            Metric::PeakRss => s.peak_rss_kib as f64 / 1024.0,
             #[allow(clippy::cast_precision_loss, reason = "small counts")]
             Metric::Chunks => s.chunks as f64,
         }
@@ -171,7 +171,7 @@ impl Report<'_> {
                 targets.push(Target {
                     agent: spec.name.clone(),
                     scenario: None,
-                    what: "peak_rss_mb, largest of all runs".into(),
+                    what: "peak_rss_mib, largest of all runs".into(),
                     value: rss,
                     limit: 10.0,
                 });

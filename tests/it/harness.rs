@@ -283,6 +283,21 @@ pub struct Acplb {
 impl Acplb {
     /// Starts `acplb` with `args`, the given extra environment, in `dir`.
     pub fn spawn(args: &[&str], env: &[(String, String)], dir: &Path) -> Acplb {
+        Self::spawn_reading(args, env, dir, true)
+    }
+
+    /// Like [`Acplb::spawn`], with its stderr held open and never read (a client that does not
+    /// drain it); [`Acplb::unread_stderr`] takes it.
+    pub fn spawn_stderr_unread(args: &[&str], env: &[(String, String)], dir: &Path) -> Acplb {
+        Self::spawn_reading(args, env, dir, false)
+    }
+
+    /// The stderr a [`Acplb::spawn_stderr_unread`] left unread.
+    pub fn unread_stderr(&mut self) -> Option<tokio::process::ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    fn spawn_reading(args: &[&str], env: &[(String, String)], dir: &Path, read: bool) -> Acplb {
         let has = |key: &str| env.iter().any(|(k, _)| k == key);
         let state = (!has("HOME") && !has("ACPLB_STATE_DIR"))
             .then(|| tempfile::tempdir().expect("a state directory"));
@@ -304,9 +319,10 @@ impl Acplb {
         let mut child = cmd.spawn().expect("the acplb binary starts");
         let pid = child.id().expect("a pid");
         let stderr = Arc::new(Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("stderr piped");
         let keep = stderr.clone();
+        let pipe = if read { child.stderr.take() } else { None };
         tokio::spawn(async move {
+            let Some(mut pipe) = pipe else { return };
             let mut buf = vec![0u8; 8192];
             while let Ok(n) = pipe.read(&mut buf).await {
                 if n == 0 {

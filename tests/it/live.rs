@@ -90,6 +90,13 @@ impl Live {
         self.updates.clear();
     }
 
+    /// Like [`Live::respawn`], with acplb's stderr never read (`Acplb::spawn_stderr_unread`).
+    pub fn respawn_stderr_unread(&mut self) {
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        self.acplb = Acplb::spawn_stderr_unread(&args, &self.vars, &self.env.workspace());
+        self.updates.clear();
+    }
+
     /// A second acplb started as this one was (same Codex, mock model, home and state
     /// directory), beside it.
     pub fn another(&self) -> Acplb {

@@ -32,6 +32,7 @@ mod stalled_open;
 pub mod stand_in;
 mod state;
 mod stderr_secrets;
+mod stderr_unread;
 mod subagents;
 mod terminal_output;
 mod tool_names;

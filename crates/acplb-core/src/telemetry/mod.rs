@@ -1,5 +1,8 @@
-//! Logging setup: tracing to stderr (filtered by `RUST_LOG`, coloured only on a terminal) and
+//! Logging setup: tracing to stderr (filtered by `RUST_LOG`, coloured only on a terminal; written
+//! by a thread of its own, so a reader that stops reading never holds acplb up: `stderr.rs`) and
 //! optionally to a file, never to stdout, which carries the protocol.
+
+mod stderr;
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
@@ -44,6 +47,7 @@ pub enum TelemetryError {
 #[derive(Debug)]
 pub struct LogGuard {
     _file: Option<WorkerGuard>,
+    _stderr: Option<stderr::StderrGuard>,
 }
 
 /// Installs the global subscriber: stderr at `RUST_LOG` (default `warn`), plus `log_file` at
@@ -69,9 +73,10 @@ pub fn init_with(
         std::io::stderr().is_terminal(),
         std::env::var_os("NO_COLOR").as_deref(),
     );
+    let (lines, stderr_guard) = stderr::start();
     let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(ansi)
-        .with_writer(std::io::stderr)
+        .with_writer(move || lines.clone())
         .with_filter(stderr_filter);
     let (file, guard) = match log_file {
         Some(path) => {
@@ -91,7 +96,10 @@ pub fn init_with(
         .with(file)
         .try_init()
         .map_err(|_| TelemetryError::AlreadyInitialised)?;
-    Ok(LogGuard { _file: guard })
+    Ok(LogGuard {
+        _file: guard,
+        _stderr: stderr_guard,
+    })
 }
 
 /// The filter `RUST_LOG` sets: a level (`debug`), per-target levels (`acplb_core=debug,warn`), or
