@@ -12,6 +12,7 @@ mod handlers;
 mod initialize;
 mod modes;
 mod open;
+mod opened;
 mod reattach;
 mod refuse;
 mod routing;
