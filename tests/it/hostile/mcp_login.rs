@@ -1,6 +1,7 @@
 //! `/mcp login` gone wrong: the authorization server refuses the code, the server named is not
 //! configured, no server is named, and the user gives up while the page is open. Each ends the
-//! prompt with words that say what happened, and the session goes on.
+//! prompt with words that say what happened, and the session goes on. A client that hangs up
+//! while the page is open leaves acplb exiting cleanly and no Codex behind.
 
 use std::time::{Duration, Instant};
 
@@ -82,4 +83,31 @@ async fn a_cancel_while_the_page_is_open_ends_the_prompt_at_once_and_the_session
     assert_eq!(stop, StopReason::Cancelled);
     assert!(waited < Duration::from_secs(1), "the cancel took {waited:?}");
     assert!(after.contains("- `secured`: "), "{after}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_while_the_page_is_open_leaves_acplb_exiting_and_no_codex_behind() {
+    let mut live = live_with_secured_server();
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let watch = updates.clone();
+    live.acplb
+        .client(&updates, async move |cx| {
+            let (_, s) = open_session(&cx, &cwd).await?;
+            let _login = cx.send_request(agent_client_protocol::v1::schema::PromptRequest::new(
+                s.session_id.clone(),
+                vec!["/mcp login secured".into()],
+            ));
+            page_shown(&watch).await;
+            // The client hangs up with the login's page open and its prompt unanswered.
+            Ok(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let (code, took) = live.acplb.wait_exit(Duration::from_secs(15)).await;
+    assert_eq!(code, Some(0), "exit after {took:?}: {}", live.acplb.stderr());
+    assert!(
+        crate::harness::eventually(Duration::from_secs(10), || live.codex_left().is_empty()).await,
+        "{:?}",
+        live.codex_left()
+    );
 }
