@@ -275,6 +275,8 @@ pub struct Acplb {
     pub forms: Forms,
     /// The params of every `_auth/status_update` this client received, in order.
     pub auth_updates: Arc<Mutex<Vec<serde_json::Value>>>,
+    /// Every other notification no typed handler took: its method and params, in order.
+    pub vendor_notes: Arc<Mutex<Vec<(String, serde_json::Value)>>>,
     /// acplb's state directory when the test gave it no home of its own: sessions a test
     /// keeps never land in the user's.
     _state: Option<tempfile::TempDir>,
@@ -338,6 +340,7 @@ impl Acplb {
             permissions: Permissions::default(),
             forms: Forms::default(),
             auth_updates: Arc::default(),
+            vendor_notes: Arc::default(),
             _state: state,
         }
     }
@@ -367,6 +370,7 @@ impl Acplb {
         let permissions = self.permissions.clone();
         let forms = self.forms.clone();
         let auth_updates = self.auth_updates.clone();
+        let vendor_notes = self.vendor_notes.clone();
         Client
             .v1()
             .name("acplb-e2e")
@@ -396,6 +400,9 @@ impl Acplb {
                 async move |n: agent_client_protocol::UntypedMessage, _cx| {
                     if n.method() == "_auth/status_update" {
                         auth_updates.lock().unwrap().push(n.params().clone());
+                    } else {
+                        let note = (n.method().to_owned(), n.params().clone());
+                        vendor_notes.lock().unwrap().push(note);
                     }
                     Ok(())
                 },

@@ -315,3 +315,99 @@ async fn async_task_stop_stops_a_background_terminal_by_its_tool_call_id() {
     );
     assert!(!alive(pid));
 }
+
+/// The `_session/list/changes` of subscription `id` received so far.
+fn list_changes(notes: &std::sync::Mutex<Vec<(String, Value)>>, id: &str) -> Vec<Value> {
+    notes
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(m, p)| m == "_session/list/changes" && p["subscriptionId"] == id)
+        .map(|(_, p)| p.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_list_subscription_is_told_of_new_renamed_and_archived_sessions() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let w = ws.to_string_lossy().into_owned();
+    let updates = live.updates.clone();
+    let notes = live.acplb.vendor_notes.clone();
+    let seen = notes.clone();
+    let (sub, session, after_unsubscribe) = live
+        .acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let answer = vendor(&cx, "_session/list/subscribe", json!({ "cwd": w })).await?;
+            let sub = answer["subscriptionId"].as_str().unwrap_or_default().to_owned();
+            let has = |what: &dyn Fn(&Value) -> bool| list_changes(&seen, &sub).iter().any(what);
+            let (_, s) = open_session(&cx, &ws).await?;
+            let id = s.session_id.to_string();
+            assert_end_turn(
+                &prompt(&cx, &s.session_id, "scenario:plain hello")
+                    .await?
+                    .stop_reason,
+            );
+            let row_of = |c: &Value| {
+                c["sessions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r["sessionId"] == id.as_str())
+            };
+            assert!(
+                eventually(Duration::from_secs(10), || has(&row_of)).await,
+                "the new session's row came"
+            );
+            vendor(
+                &cx,
+                "_session/rename",
+                json!({ "sessionId": id, "title": "Watched" }),
+            )
+            .await?;
+            let titled = |c: &Value| {
+                c["sessions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r["title"] == "Watched")
+            };
+            assert!(
+                eventually(Duration::from_secs(10), || has(&titled)).await,
+                "the new title came"
+            );
+            vendor(&cx, "_session/archive", json!({ "sessionId": id })).await?;
+            let removed = |c: &Value| {
+                c["removed"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r == id.as_str())
+            };
+            assert!(
+                eventually(Duration::from_secs(10), || has(&removed)).await,
+                "the archived session was removed"
+            );
+            assert_eq!(
+                vendor(&cx, "_session/list/unsubscribe", json!({ "subscriptionId": sub })).await?,
+                json!({})
+            );
+            let count = list_changes(&seen, &sub).len();
+            vendor(&cx, "_session/unarchive", json!({ "sessionId": id })).await?;
+            // The registry settles and is read within a second; nothing more comes for it.
+            let more = eventually(Duration::from_secs(2), || list_changes(&seen, &sub).len() > count).await;
+            Ok((sub, id, more))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(!sub.is_empty());
+    assert!(!session.is_empty());
+    assert!(
+        !after_unsubscribe,
+        "changes came after unsubscribing: {:?}",
+        notes.lock().unwrap()
+    );
+}

@@ -11,7 +11,7 @@ use acplb_playback::mock_model::{MockConfig, Script};
 use agent_client_protocol::ErrorCode;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{InitializeRequest, PromptRequest};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::{eventually, open_session, prompt};
 use crate::hooks::add_marker_hook;
@@ -169,4 +169,46 @@ async fn a_vendor_request_naming_a_busy_session_is_answered_before_its_turn_ends
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
     assert_eq!(answer, json!({ "stopped": false }));
     assert!(turn_still_ran, "the answer waited for the turn ({took:?})");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_list_subscriptions_refuse_bad_directories_and_too_many_and_unsubscribe_twice() {
+    let mut live = Live::start();
+    let w = live.workspace().to_string_lossy().into_owned();
+    let updates = live.updates.clone();
+    let (relative, missing, too_many, twice) = live
+        .acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let relative = vendor(&cx, "_session/list/subscribe", json!({ "cwd": "here" }))
+                .await
+                .expect_err("relative");
+            let missing = vendor(&cx, "_session/list/subscribe", json!({}))
+                .await
+                .expect_err("no cwd");
+            let mut first = Value::Null;
+            for i in 0..16 {
+                let sub = vendor(&cx, "_session/list/subscribe", json!({ "cwd": w })).await?;
+                if i == 0 {
+                    first = sub;
+                }
+            }
+            let too_many = vendor(&cx, "_session/list/subscribe", json!({ "cwd": w }))
+                .await
+                .expect_err("17th");
+            let params = json!({ "subscriptionId": first["subscriptionId"] });
+            vendor(&cx, "_session/list/unsubscribe", params.clone()).await?;
+            let twice = vendor(&cx, "_session/list/unsubscribe", params).await?;
+            // One freed: a new one is taken.
+            vendor(&cx, "_session/list/subscribe", json!({ "cwd": w })).await?;
+            Ok((relative, missing, too_many, twice))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(relative.message.contains("absolute path"), "{relative:?}");
+    assert!(missing.message.contains("missing field `cwd`"), "{missing:?}");
+    assert!(too_many.message.contains("at most 16"), "{too_many:?}");
+    assert_eq!(twice, json!({}), "unsubscribing twice is no error");
 }

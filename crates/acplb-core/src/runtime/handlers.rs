@@ -198,9 +198,10 @@ pub(super) async fn serve(
         )
         // Last: every request no handler above took (vendor methods, unknown ones).
         .on_receive_request(
-            forward!(tx, |req: UntypedMessage, responder, _| Command::Vendor {
+            forward!(tx, |req: UntypedMessage, responder, cx| Command::Vendor {
                 req,
-                responder
+                responder,
+                cx
             }),
             on_receive_request!(),
         )

@@ -10,6 +10,7 @@ mod durable;
 mod fork;
 mod handlers;
 mod initialize;
+mod list_watch;
 mod modes;
 mod open;
 mod opened;

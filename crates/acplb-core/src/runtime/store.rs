@@ -104,6 +104,7 @@ pub(crate) enum Command {
     Vendor {
         req: agent_client_protocol::UntypedMessage,
         responder: Responder<serde_json::Value>,
+        cx: ConnectionTo<Client>,
     },
 }
 
@@ -130,6 +131,9 @@ pub(super) struct Store {
     /// Tells the client when the sign-in changes (`auth_updates.rs`), once it has initialized
     /// and when the provider offers sign-in.
     pub(super) auth_poke: Option<super::auth_updates::AuthPoke>,
+    /// The session list watcher of this connection and its subscriptions (`list_watch.rs`).
+    pub(super) list_watch: Option<UnboundedSender<super::list_watch::Ask>>,
+    pub(super) list_subs: std::collections::HashSet<String>,
 }
 
 impl Store {
@@ -151,6 +155,8 @@ impl Store {
             opened_rx: Some(opened_rx),
             summarising: Rc::default(),
             auth_poke: None,
+            list_watch: None,
+            list_subs: std::collections::HashSet::new(),
         }
     }
 
@@ -284,7 +290,7 @@ impl Store {
             Command::BatchGet { req, responder } => self.batch_get(req, responder),
             Command::Routing(call) => self.routing(call),
             Command::Shelf(cmd) => self.on_shelf(cmd),
-            Command::Vendor { req, responder } => self.vendor(req, responder),
+            Command::Vendor { req, responder, cx } => self.vendor(req, responder, cx),
             Command::Prompt { req, responder } => self.route_prompt(req, responder),
             Command::Cancel { session_id } => {
                 if let Some(h) = self.sessions.get(&session_id) {

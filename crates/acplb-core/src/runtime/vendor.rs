@@ -1,20 +1,23 @@
 //! Requests no ACP handler took (ADR 0046): the TS codex-acp's vendor methods that `JetBrains`
 //! AIR sends, answered with what acplb already does (`_session/rename`, `_session/archive`,
 //! `_session/unarchive`, `session/set_model`, `authentication/status`, `authentication/logout`,
-//! `_session/steering`); any other `_`-method goes to the provider with the open session it
-//! names; anything else is a method acplb does not have.
+//! `_session/steering`) and `_session/list/subscribe`/`unsubscribe` (`list_watch.rs`); any other
+//! `_`-method goes to the provider with the open session it names; anything else is a method
+//! acplb does not have.
 
+use agent_client_protocol::Client;
 use agent_client_protocol::UntypedMessage;
-use agent_client_protocol::v1::Responder;
 use agent_client_protocol::v1::schema::{
     ArchiveSessionRequest, AuthStatusResponse, ContentBlock, PromptRequest, SessionConfigOptionValue,
     SessionId, SetSessionConfigOptionRequest, SetSessionTitleRequest, UnarchiveSessionRequest,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::auth_updates::Signed;
+use super::list_watch::{self, Ask};
 use super::shelf::ShelfCommand;
 use super::store::{Command, Store, send};
 use crate::error::Reason;
@@ -63,6 +66,19 @@ pub(super) fn initialize_meta(steer: bool) -> serde_json::Map<String, Value> {
     meta
 }
 
+/// `_session/list/subscribe {cwd}`.
+#[derive(Deserialize)]
+struct Subscribe {
+    cwd: std::path::PathBuf,
+}
+
+/// `_session/list/unsubscribe {subscriptionId}`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Unsubscribe {
+    subscription_id: String,
+}
+
 /// `{}`, the answer of the vendor methods that answer nothing.
 fn nothing<T>(
     _: &str,
@@ -72,7 +88,12 @@ fn nothing<T>(
 }
 
 impl Store {
-    pub(super) fn vendor(&mut self, req: UntypedMessage, responder: Responder<Value>) {
+    pub(super) fn vendor(
+        &mut self,
+        req: UntypedMessage,
+        responder: Responder<Value>,
+        cx: ConnectionTo<Client>,
+    ) {
         let (method, params) = req.into_parts();
         match method.as_str() {
             "_session/rename" => self.with_params(&method, &params, responder, |store, p: Rename, r| {
@@ -113,6 +134,20 @@ impl Store {
             "_session/steering" => self.with_params(&method, &params, responder, |store, p: Steering, r| {
                 store.steering(p, r);
             }),
+            "_session/list/subscribe" => {
+                self.with_params(&method, &params, responder, |store, p: Subscribe, r| {
+                    store.subscribe_list(p.cwd, r, cx);
+                });
+            }
+            "_session/list/unsubscribe" => {
+                self.with_params(&method, &params, responder, |store, p: Unsubscribe, r| {
+                    store.list_subs.remove(&p.subscription_id);
+                    if let Some(watch) = &store.list_watch {
+                        watch.send(Ask::Unsubscribe(p.subscription_id)).ok();
+                    }
+                    reply(r.respond(json!({})));
+                });
+            }
             m if m.starts_with('_') => self.to_provider(method, params, responder),
             _ => reply(responder.respond_with_error(wire::method_not_found(&method))),
         }
@@ -133,6 +168,65 @@ impl Store {
                 format!("invalid params for `{method}`: {e}"),
             ))),
         }
+    }
+
+    /// Starts a subscription of `cwd`'s session list (`list_watch.rs`), answered with its id once
+    /// the rows it starts from are read.
+    fn subscribe_list(
+        &mut self,
+        cwd: std::path::PathBuf,
+        responder: Responder<Value>,
+        cx: ConnectionTo<Client>,
+    ) {
+        if !cwd.is_absolute() {
+            return reply(responder.respond_with_error(wire::invalid_params(
+                Reason::InvalidParams,
+                format!("`cwd` must be an absolute path, not `{}`", cwd.display()),
+            )));
+        }
+        let Some(durability) = self.options.durability.clone() else {
+            return reply(responder.respond_with_error(wire::internal(
+                Reason::NotKept,
+                "this acplb keeps no sessions, so there is no session list to watch",
+            )));
+        };
+        if self.list_subs.len() >= list_watch::MAX {
+            let error = wire::invalid_params(
+                Reason::InvalidParams,
+                format!(
+                    "at most {} session list subscriptions per connection; unsubscribe one first",
+                    list_watch::MAX
+                ),
+            );
+            return reply(responder.respond_with_error(error));
+        }
+        let watch = self
+            .list_watch
+            .get_or_insert_with(|| list_watch::start(durability.state_dir.clone(), cx))
+            .clone();
+        let id = uuid::Uuid::new_v4().to_string();
+        self.list_subs.insert(id.clone());
+        let (ready, started) = tokio::sync::oneshot::channel();
+        let asked = Ask::Subscribe {
+            id: id.clone(),
+            cwd,
+            ready,
+        };
+        if watch.send(asked).is_err() {
+            return reply(responder.respond_with_error(wire::internal(
+                Reason::Internal,
+                "the session list watcher has stopped",
+            )));
+        }
+        tokio::task::spawn_local(async move {
+            match started.await {
+                Ok(()) => reply(responder.respond(json!({ "subscriptionId": id }))),
+                Err(_) => reply(responder.respond_with_error(wire::internal(
+                    Reason::Internal,
+                    "the session list watcher has stopped",
+                ))),
+            }
+        });
     }
 
     fn steering(&self, p: Steering, responder: Responder<Value>) {
