@@ -411,3 +411,45 @@ async fn a_session_list_subscription_is_told_of_new_renamed_and_archived_session
         notes.lock().unwrap()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_is_told_which_air_extensions_acplb_answers_and_others_are_not() {
+    let mut live = Live::start();
+    let updates = live.updates.clone();
+    let mut air = serde_json::Map::new();
+    air.insert("jetbrains".into(), json!({ "air": { "version": 1 } }));
+    let init = |caps: ClientCapabilities| {
+        async move |cx: ConnectionTo<Agent>| {
+            let answer = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            Ok(serde_json::to_value(answer).unwrap())
+        }
+    };
+    let for_air = live
+        .acplb
+        .client(&updates, init(ClientCapabilities::new().meta(air)))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    live.respawn();
+    let for_others = live
+        .acplb
+        .client(&updates, init(ClientCapabilities::new()))
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let listed = &for_air["_meta"]["jetbrains"]["air"]["capabilities"];
+    for capability in [
+        "codexHooks",
+        "sessionBatchGet",
+        "sessionArchive",
+        "sessionRename",
+        "sessionListSubscribe",
+    ] {
+        assert!(
+            listed.as_array().into_iter().flatten().any(|c| c == capability),
+            "{for_air}"
+        );
+    }
+    assert!(for_others["_meta"].get("jetbrains").is_none(), "{for_others}");
+}

@@ -67,7 +67,10 @@ impl Store {
             responder.respond(
                 InitializeResponse::new(version)
                     .agent_capabilities(caps)
-                    .meta(super::vendor::initialize_meta(self.capabilities.catalog.steer))
+                    .meta(super::vendor::initialize_meta(
+                        self.capabilities.catalog.steer,
+                        &self.client,
+                    ))
                     .auth_methods(auth_methods)
                     .agent_info(Implementation::new(
                         &self.options.agent_name,

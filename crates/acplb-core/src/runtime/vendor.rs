@@ -8,8 +8,9 @@
 use agent_client_protocol::Client;
 use agent_client_protocol::UntypedMessage;
 use agent_client_protocol::v1::schema::{
-    ArchiveSessionRequest, AuthStatusResponse, ContentBlock, PromptRequest, SessionConfigOptionValue,
-    SessionId, SetSessionConfigOptionRequest, SetSessionTitleRequest, UnarchiveSessionRequest,
+    ArchiveSessionRequest, AuthStatusResponse, ClientCapabilities, ContentBlock, PromptRequest,
+    SessionConfigOptionValue, SessionId, SetSessionConfigOptionRequest, SetSessionTitleRequest,
+    UnarchiveSessionRequest,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use serde::Deserialize;
@@ -59,12 +60,36 @@ struct Steering {
 }
 
 /// The `_meta` of `initialize`'s answer: `steering.supported`, whether `_session/steering` can
-/// join a running turn (the TS peer's key).
-pub(super) fn initialize_meta(steer: bool) -> serde_json::Map<String, Value> {
+/// join a running turn (the TS peer's key); for a client that declares `JetBrains` AIR's
+/// extension (`clientCapabilities._meta.jetbrains.air`), the AIR capabilities acplb answers as
+/// the peer does.
+pub(super) fn initialize_meta(steer: bool, client: &ClientCapabilities) -> serde_json::Map<String, Value> {
     let mut meta = serde_json::Map::new();
     meta.insert("steering".to_owned(), json!({ "supported": steer }));
+    let air = client
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("jetbrains"))
+        .and_then(|j| j.get("air"))
+        .is_some_and(Value::is_object);
+    if air {
+        let capabilities = AIR_CAPABILITIES;
+        meta.insert(
+            "jetbrains".to_owned(),
+            json!({ "air": { "version": 1, "capabilities": capabilities } }),
+        );
+    }
     meta
 }
+
+/// The AIR extensions whose methods acplb answers in the peer's shapes.
+const AIR_CAPABILITIES: [&str; 5] = [
+    "codexHooks",
+    "sessionBatchGet",
+    "sessionArchive",
+    "sessionRename",
+    "sessionListSubscribe",
+];
 
 /// `_session/list/subscribe {cwd}`.
 #[derive(Deserialize)]
