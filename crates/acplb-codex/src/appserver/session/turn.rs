@@ -49,6 +49,12 @@ pub(super) struct TurnRun<'a> {
     pub(super) notices: bool,
     /// The commands earlier turns left running, whose news may come during this one.
     pub(super) background: super::background::Shared,
+    /// The thread's goal as the editor last saw it (`goal.rs`).
+    pub(super) goal: Option<crate::appserver::goals::Goal>,
+    /// When the prompt stops waiting for the turn Codex starts for its goal (set: none runs).
+    pub(super) next_turn_by: Option<tokio::time::Instant>,
+    /// The turn is being interrupted: no next turn is awaited.
+    pub(super) stopping: bool,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -125,6 +131,11 @@ impl TurnRun<'_> {
                     };
                     self.waiting.retain(|(waiting, _)| *waiting != id);
                     self.respond(&id, result);
+                }
+                // Cancel-safe: a sleep holds no state.
+                () = super::goal::until(self.next_turn_by), if self.next_turn_by.is_some() => {
+                    self.flush(sink);
+                    return Ended::Turn(TurnEnd::Completed);
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => {
@@ -224,6 +235,10 @@ impl TurnRun<'_> {
         if self.background.borrow_mut().take(method, params, &mut self.out) {
             return None;
         }
+        // The thread's goal, whichever turn the news names.
+        if self.take_goal(method, params) {
+            return None;
+        }
         // A message of another turn of this thread (an earlier, interrupted one) is not ours.
         if let (Some(ours), Some(theirs)) = (
             self.turn_id.as_deref(),
@@ -238,10 +253,15 @@ impl TurnRun<'_> {
         match self.decoder.notification(method, params, &mut self.out)? {
             AppSignal::TurnStarted { turn_id } => {
                 self.turn_id.get_or_insert(turn_id);
+                self.next_turn_by = None;
                 None
             }
             AppSignal::TurnCompleted { turn_id, end } => {
                 if self.turn_id.as_deref().is_some_and(|t| t != turn_id) {
+                    return None;
+                }
+                // Its goal still active, Codex goes on with a turn of its own: the prompt's.
+                if end == TurnEnd::Completed && !self.stopping && self.goes_on() {
                     return None;
                 }
                 self.subagents
@@ -315,6 +335,8 @@ impl TurnRun<'_> {
         // The pending permission prompts are dropped (the editor cancels its own on
         // session/cancel); Codex hears "cancel" for each.
         drop(asks);
+        self.stopping = true;
+        self.next_turn_by = None;
         for (id, cancelled) in std::mem::take(&mut self.waiting) {
             self.respond(&id, cancelled);
         }
@@ -350,6 +372,8 @@ impl TurnRun<'_> {
             tracing::debug!(killed, "stopped the cancelled turn's commands");
         }
         self.close_open("Cancelled before it finished.", sink);
+        self.pause_goal().await;
+        self.flush(sink);
         Ended::Cancelled
     }
 
