@@ -234,3 +234,63 @@ async fn on_exec_goal_says_it_needs_the_app_server_transport() {
     );
     assert!(refused.message.contains("offers no goals"), "{refused:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pause_sent_while_the_goal_runs_stops_codex_going_on() {
+    let mut live = live_on("app-server", &[]);
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let (set, pause, statuses, text) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let id = open(&cx, &cwd, ClientCapabilities::new()).await?.to_string();
+            let params = json!({"sessionId": id, "action": "set", "objective": "Wait scenario:goal_wait"});
+            let set = goal_request(&cx, "_session/goal", params);
+            let pauser = async {
+                let waiting = || {
+                    updates
+                        .of_kind("tool_call")
+                        .iter()
+                        .any(|c| c.to_string().contains("release"))
+                };
+                let started = crate::harness::eventually(std::time::Duration::from_secs(30), waiting).await;
+                assert!(started, "the goal's command never started");
+                let params = json!({"sessionId": id, "action": "pause"});
+                let pause = goal_request(&cx, "_session/goal", params);
+                // The pause goes into the running turn; the turn goes on until released.
+                let release = async {
+                    let paused = || statuses(&updates).iter().any(|s| s == "paused");
+                    assert!(
+                        crate::harness::eventually(std::time::Duration::from_secs(10), paused).await,
+                        "paused while the turn runs"
+                    );
+                    std::fs::write(cwd.join("release"), "").expect("release");
+                };
+                let (pause, ()) = tokio::join!(pause, release);
+                pause
+            };
+            let (set, pause) = tokio::join!(set, pauser);
+            Ok((set?, pause?, statuses(&updates), updates.agent_text()))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(set["stopReason"], "end_turn", "{set}");
+    assert_eq!(pause["stopReason"], "end_turn", "{pause}");
+    assert_eq!(
+        statuses.last().map(String::as_str),
+        Some("paused"),
+        "{statuses:?}"
+    );
+    assert!(text.contains("First pass done; more to do."), "{text}");
+    assert!(
+        !text.contains("A second pass"),
+        "Codex went on after the pause: {text}"
+    );
+    let steps: Vec<usize> = live
+        .mock
+        .requests()
+        .iter()
+        .filter(|r| r.scenario.as_deref() == Some("goal_wait"))
+        .map(|r| r.step)
+        .collect();
+    assert_eq!(steps, [2, 3], "no turn after the paused one");
+}

@@ -3,7 +3,8 @@
 //! `{sessionId, action: "pause" | "resume" | "clear"}`, answered `{}`. The runtime knows no
 //! goals: the request becomes the prompt `/goal …` of the session, which the provider answers
 //! as it answers the editor's own `/goal` (a set or resume runs the goal's turns, streamed as
-//! any prompt's, and is answered when they end). Only a provider that offers the `goal` slash
+//! any prompt's, and is answered when they end; a pause or clear sent while a turn runs goes
+//! into it, where the provider steers, and is answered when it ends). Only a provider that offers the `goal` slash
 //! command takes it; the checks of the params are made here, before anything runs.
 
 use agent_client_protocol::v1::Responder;
@@ -145,8 +146,18 @@ impl Store {
                 stop_reason: done.stop_reason,
             })
         });
+        // A pause or clear acts on the goal's running turn, if one runs (steered into it, where
+        // the provider steers); a set or resume waits for it, as a prompt does.
+        let acts_now = matches!(req.action.as_str(), "pause" | "clear");
         let req = PromptRequest::new(req.session_id, vec![ContentBlock::from(text)]);
-        send(&handle.tx, SessionMsg::Prompt { req, responder });
+        send(
+            &handle.tx,
+            if acts_now {
+                SessionMsg::Control { req, responder }
+            } else {
+                SessionMsg::Prompt { req, responder }
+            },
+        );
     }
 }
 

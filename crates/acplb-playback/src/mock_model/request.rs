@@ -65,12 +65,9 @@ pub(crate) fn select(body: &Value) -> Selection {
         Some((index, name)) => (Some(name), &input[index + 1..]),
         None => (None, input),
     };
-    // The user changed the goal since (resumed it, say): its steps start again, at 1 as after
-    // the objective's output.
-    let (after, restart) = match after
-        .iter()
-        .rposition(|item| starts_user_message(item, USER_GOAL))
-    {
+    // The user made the goal active again since (resumed it): its steps start again, at 1 as
+    // after the objective's output. (A pause mid-turn changes nothing.)
+    let (after, restart) = match after.iter().rposition(is_resume) {
         Some(at) => (&after[at + 1..], 1),
         None => (after, 0),
     };
@@ -124,6 +121,14 @@ fn is_tool_output(item: &Value) -> bool {
     item.get("type")
         .and_then(Value::as_str)
         .is_some_and(|t| TOOL_OUTPUT_TYPES.contains(&t))
+}
+
+/// Codex's context for the user making the goal active (a resume).
+fn is_resume(item: &Value) -> bool {
+    starts_user_message(item, USER_GOAL)
+        && text_parts(item)
+            .iter()
+            .any(|p| p.contains("User set goal status: \"active\""))
 }
 
 /// Whether a user message starts with `prefix` (Codex's goal context: a continuation, or the
@@ -269,6 +274,12 @@ mod tests {
         // Resumed later: the steps start again after the user's change.
         let mut input = body["input"].as_array().unwrap().clone();
         input.push(json!({"type": "function_call_output", "call_id": "u", "output": "done"}));
+        input.push(user("<codex_internal_context source=\"user_goal\">\nUser set goal status: \"paused\".\n</codex_internal_context>"));
+        assert_eq!(
+            select(&json!({ "input": input.clone() })).step,
+            3,
+            "a pause changes nothing"
+        );
         input.push(user("<codex_internal_context source=\"user_goal\">\nUser set goal status: \"active\".\n</codex_internal_context>"));
         input.push(user(
             "<codex_internal_context source=\"goal\">\nContinue.\n</codex_internal_context>",

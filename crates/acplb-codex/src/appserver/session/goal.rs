@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::super::commands::{self, Slash};
 use super::super::goals::{self, Ask, Goal, News};
 use super::super::rpc::RpcFailure;
 use super::finish::Start;
@@ -129,6 +130,28 @@ impl TurnRun<'_> {
         self.turn_id = None;
         self.next_turn_by = Some(Instant::now() + NEXT_TURN_WAIT);
         true
+    }
+
+    /// A prompt sent into the running turn: `/goal pause` and `/goal clear` act on the goal at
+    /// once (the turn then ends as Codex ends it, and no next one is awaited); anything else is
+    /// steered into the turn.
+    pub(super) async fn steered(&mut self, text: &str) {
+        let rpc = self.rpc;
+        let done = match commands::parse(text) {
+            Some(Slash::Goal(Ask::Pause)) => goals::pause(rpc, self.thread_id).await.map(Some),
+            Some(Slash::Goal(Ask::Clear)) => goals::clear(rpc, self.thread_id).await.map(|_| None),
+            _ => {
+                self.steer(text).await;
+                return;
+            }
+        };
+        match done {
+            Ok(now) => self.see_goal(now),
+            Err(why) => {
+                let line = self.tell(&why);
+                self.out.push(line);
+            }
+        }
     }
 
     /// After a cancel: an active goal is paused, so that Codex does not take it up again after

@@ -139,7 +139,8 @@ impl TurnRun<'_> {
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => {
-                    self.steer(&input.text).await;
+                    self.steered(&input.text).await;
+                    self.flush(sink);
                 }
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
                 msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {

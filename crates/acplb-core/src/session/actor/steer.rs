@@ -14,14 +14,15 @@ use crate::provider::{TurnOutcome, WhileBusy};
 use crate::session::prompt;
 
 impl SessionActor {
-    /// Sends a prompt into the running turn when the session steers and nothing waits before
-    /// it; gives it back when it must be queued instead.
+    /// Sends a prompt into the running turn when the session steers (or `always`, where the
+    /// provider can) and nothing waits before it; gives it back when it must be queued instead.
     pub(super) fn try_steer(
         &mut self,
         req: PromptRequest,
         responder: Responder<PromptResponse>,
+        always: bool,
     ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
-        let steering = self.settings.while_busy == WhileBusy::Steer && self.catalog.steer;
+        let steering = (always || self.settings.while_busy == WhileBusy::Steer) && self.catalog.steer;
         let Some(running) = self
             .running
             .as_mut()
