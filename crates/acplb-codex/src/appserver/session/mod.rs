@@ -40,6 +40,7 @@ mod beside;
 mod finish;
 mod forms;
 mod goal;
+mod interrupt;
 mod thread;
 mod turn;
 
