@@ -125,6 +125,13 @@ impl Store {
     /// that prompt is.
     pub(super) fn goal(&mut self, req: GoalRequest, responder: Responder<GoalResponse>) {
         let invalid = |why: String| wire::invalid_params(Reason::InvalidParams, why);
+        if self.opening.contains_key(&req.session_id) {
+            let why = format!(
+                "session `{}` is still opening; send the goal once it has opened",
+                req.session_id
+            );
+            return reply(responder.respond_with_error(wire::invalid_params(Reason::SessionOpening, why)));
+        }
         let Some(handle) = self.sessions.get(&req.session_id) else {
             let why = format!("Unknown session: {}", req.session_id);
             return reply(responder.respond_with_error(invalid(why)));

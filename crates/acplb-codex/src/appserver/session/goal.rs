@@ -50,16 +50,26 @@ impl AppSession {
             };
         };
         let rpc = &conn.rpc;
-        let now = match ask {
-            Ask::Pause => goals::pause(rpc, &thread).await.map(Some),
-            Ask::Clear => goals::clear(rpc, &thread).await.map(|_| None),
-            _ => goals::get(rpc, &thread).await,
-        };
-        let now = now.map_err(ProviderError::Prepare)?;
-        let text = match ask {
-            Ask::Clear if self.goal.is_none() && now.is_none() => "There was no goal to clear.\n".to_owned(),
-            Ask::Clear => "Goal cleared.\n".to_owned(),
-            _ => goals::render(now.as_ref()),
+        let (now, text) = match ask {
+            Ask::Clear => {
+                let cleared = goals::clear(rpc, &thread).await.map_err(ProviderError::Prepare)?;
+                let text = if cleared {
+                    "Goal cleared.\n"
+                } else {
+                    "There was no goal to clear.\n"
+                };
+                (None, text.to_owned())
+            }
+            Ask::Pause => {
+                let now = goals::pause(rpc, &thread).await.map_err(ProviderError::Prepare)?;
+                let text = goals::render(Some(&now));
+                (Some(now), text)
+            }
+            _ => {
+                let now = goals::get(rpc, &thread).await.map_err(ProviderError::Prepare)?;
+                let text = goals::render(now.as_ref());
+                (now, text)
+            }
         };
         let changed = self.goal != now;
         self.goal = now;
