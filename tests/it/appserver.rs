@@ -477,6 +477,7 @@ async fn slash_commands_are_offered_and_status_is_answered_by_acplb() {
             "status",
             "mcp",
             "terminals",
+            "goal",
             "hooks",
             "rename"
         ]

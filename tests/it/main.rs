@@ -25,6 +25,7 @@ mod compaction;
 mod config;
 mod delete;
 mod fork;
+mod goals;
 mod harness;
 mod hooks;
 mod hostile;

@@ -13,6 +13,7 @@ mod compaction;
 mod composer;
 mod delete;
 mod flow;
+mod goals;
 mod hooks;
 mod login;
 mod mail;

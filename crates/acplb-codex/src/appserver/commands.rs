@@ -24,6 +24,9 @@ pub(crate) enum Slash {
     /// `/terminals [stop <id>|stop all|clean]`: the commands Codex left running in the
     /// background, listed or stopped (answered by acplb).
     Terminals(super::terminals::Ask),
+    /// `/goal [<objective>|pause|resume|clear]`: Codex's goal for the thread, shown or changed
+    /// (setting or resuming it starts Codex working: a turn).
+    Goal(super::goals::Ask),
 }
 
 /// What `/init` asks Codex.
@@ -58,6 +61,13 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
             "optional: stop <id>, stop all, or clean",
         ))),
+        AvailableCommand::new(
+            "goal",
+            "Show the goal Codex works toward, or set, pause, resume or clear it",
+        )
+        .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+            "optional: the objective, or pause, resume, clear",
+        ))),
     ]
 }
 
@@ -78,6 +88,7 @@ pub(crate) fn parse(text: &str) -> Option<Slash> {
             _ => None,
         },
         "terminals" => Some(Slash::Terminals(super::terminals::Ask::parse(args))),
+        "goal" => Some(Slash::Goal(super::goals::Ask::parse(args))),
         _ => None,
     }
 }
@@ -210,7 +221,12 @@ mod tests {
             parse("/terminals"),
             Some(Slash::Terminals(super::super::terminals::Ask::List))
         );
-        assert_eq!(available().len(), 6);
+        assert_eq!(
+            parse("/goal ship it"),
+            Some(Slash::Goal(super::super::goals::Ask::Set("ship it".into())))
+        );
+        assert_eq!(parse("/goals"), None);
+        assert_eq!(available().len(), 7);
     }
 
     #[test]

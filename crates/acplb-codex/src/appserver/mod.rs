@@ -18,6 +18,7 @@ pub mod decode;
 mod early;
 mod edits;
 pub(crate) mod forget;
+mod goals;
 pub(crate) mod hooks;
 mod liveness;
 mod mcp_form;

@@ -278,7 +278,7 @@ pub(crate) fn render(terminals: &[Terminal]) -> String {
 }
 
 /// A command or id on one line, without backticks that would break its code span.
-fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let mut line: String = text
         .chars()
         .map(|c| if c.is_control() || c == '`' { ' ' } else { c })

@@ -103,10 +103,17 @@ impl ProviderSession for CodexSession {
         sink: &dyn SessionSink,
         cancel: CancellationToken,
     ) -> Result<TurnOutcome, ProviderError> {
-        if is_terminals(&turn.prompt.text) {
+        let app_server_only = if names(&turn.prompt.text, "/terminals") {
+            Some(NO_TERMINALS)
+        } else if names(&turn.prompt.text, "/goal") {
+            Some(NO_GOALS)
+        } else {
+            None
+        };
+        if let Some(why) = app_server_only {
             // Offered on app-server only; typed here it says why instead of reaching the model.
             sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
-                ContentBlock::from(NO_TERMINALS.to_owned()),
+                ContentBlock::from(why.to_owned()),
             )));
             return Ok(TurnOutcome {
                 stop_reason: StopReason::EndTurn,
@@ -142,10 +149,15 @@ pub(crate) const NO_TERMINALS: &str = "`/terminals` needs the app-server transpo
 `--transport exec` every prompt runs in a `codex exec` of its own that ends with the turn, and \
 every command with it, so no command runs in the background.\n";
 
-/// Whether a prompt is `/terminals` (with or without arguments).
-fn is_terminals(text: &str) -> bool {
+/// What `/goal` answers on this transport.
+pub(crate) const NO_GOALS: &str = "`/goal` needs the app-server transport: a goal is something \
+Codex keeps working toward across turns of a running `codex app-server`, and with \
+`--transport exec` every prompt runs in a `codex exec` of its own that ends with the turn.\n";
+
+/// Whether a prompt is the slash command `command` (with or without arguments).
+fn names(text: &str, command: &str) -> bool {
     text.trim_start()
-        .strip_prefix("/terminals")
+        .strip_prefix(command)
         .is_some_and(|rest| rest.is_empty() || rest.starts_with(char::is_whitespace))
 }
 
@@ -357,12 +369,14 @@ mod tests {
     }
 
     #[test]
-    fn only_the_terminals_command_is_answered_here() {
+    fn only_the_app_server_commands_are_answered_here() {
         for yes in ["/terminals", "  /terminals stop 3", "/terminals\tclean"] {
-            assert!(is_terminals(yes), "{yes}");
+            assert!(names(yes, "/terminals"), "{yes}");
         }
         for no in ["/terminalsx", "terminals", "run /terminals", "/status"] {
-            assert!(!is_terminals(no), "{no}");
+            assert!(!names(no, "/terminals"), "{no}");
         }
+        assert!(names("/goal ship it", "/goal") && names("/goal", "/goal"));
+        assert!(!names("/goals", "/goal") && !names("a /goal", "/goal"));
     }
 }

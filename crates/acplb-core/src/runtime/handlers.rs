@@ -139,6 +139,21 @@ pub(super) async fn serve(
             on_receive_request!(),
         )
         .on_receive_request(
+            forward!(tx, |req: super::goal::GoalRequest, responder, _| {
+                Command::Goal { req, responder }
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            forward!(tx, |req: super::goal::LegacyGoalRequest, responder, _| {
+                Command::Goal {
+                    req: req.into(),
+                    responder,
+                }
+            }),
+            on_receive_request!(),
+        )
+        .on_receive_request(
             forward!(tx, |req: DeleteSessionRequest, responder, _| {
                 Command::DeleteSession { req, responder }
             }),

@@ -42,6 +42,14 @@ impl Store {
             .session_capabilities(sessions)
             .prompt_capabilities(PromptCapabilities::new().image(true).embedded_context(true))
             .mcp_capabilities(McpCapabilities::new().http(true).sse(sse));
+        // `_session/goal` (ADR 0045), for every client, when the provider offers goals.
+        let caps = if super::goal::offered(&self.capabilities.commands) {
+            let mut meta = serde_json::Map::new();
+            meta.insert("goal".into(), super::goal::capability_meta());
+            caps.meta(meta)
+        } else {
+            caps
+        };
         let caps = match self.provider.routing() {
             Some(_) => caps.providers(ProvidersCapabilities::new()),
             None => caps,

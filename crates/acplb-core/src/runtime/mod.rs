@@ -8,6 +8,7 @@ mod batch_get;
 mod delete;
 mod durable;
 mod fork;
+mod goal;
 mod handlers;
 mod initialize;
 mod list_watch;

@@ -96,6 +96,11 @@ pub(crate) enum Command {
         req: super::batch_get::BatchGetRequest,
         responder: Responder<super::batch_get::BatchGetResponse>,
     },
+    /// `_session/goal` and its legacy name (`goal.rs`).
+    Goal {
+        req: super::goal::GoalRequest,
+        responder: Responder<super::goal::GoalResponse>,
+    },
     /// `providers/*`.
     Routing(super::routing::RoutingCall),
     /// `session/fork`, `set_title`, `archive`, `unarchive`, `status` (`shelf.rs`).
@@ -288,6 +293,7 @@ impl Store {
             Command::AuthStatus { responder } => self.auth_status(responder),
             Command::DeleteSession { req, responder } => self.delete_session(req.session_id, responder),
             Command::BatchGet { req, responder } => self.batch_get(req, responder),
+            Command::Goal { req, responder } => self.goal(req, responder),
             Command::Routing(call) => self.routing(call),
             Command::Shelf(cmd) => self.on_shelf(cmd),
             Command::Vendor { req, responder, cx } => self.vendor(req, responder, cx),

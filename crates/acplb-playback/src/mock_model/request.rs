@@ -17,12 +17,20 @@ const TOOL_OUTPUT_TYPES: [&str; 3] = [
     "tool_search_output",
 ];
 
+/// How the prompt Codex adds when it goes on toward a thread goal by itself starts (a user
+/// message): each one advances the scenario by a step too, so that a goal's turns differ.
+const GOAL_CONTINUATION: &str = "<codex_internal_context source=\"goal\">";
+
+/// How the context Codex adds when the user changes the goal (a status, say) starts.
+const USER_GOAL: &str = "<codex_internal_context source=\"user_goal\">";
+
 /// What the mock learned from one request body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Selection {
     /// The last `scenario:<name>` token in a user message, if any.
     pub(crate) scenario: Option<String>,
-    /// The number of tool outputs after the user message holding that token.
+    /// The number of tool outputs (and goal continuations) after the user message holding that
+    /// token.
     pub(crate) step: usize,
     /// The text of the last of those tool outputs.
     pub(crate) last_output: Option<String>,
@@ -57,10 +65,20 @@ pub(crate) fn select(body: &Value) -> Selection {
         Some((index, name)) => (Some(name), &input[index + 1..]),
         None => (None, input),
     };
+    // The user made the goal active again since (resumed it): its steps start again, at 1 as
+    // after the objective's output. (A pause mid-turn changes nothing.)
+    let (after, restart) = match after.iter().rposition(is_resume) {
+        Some(at) => (&after[at + 1..], 1),
+        None => (after, 0),
+    };
     let outputs: Vec<&Value> = after.iter().filter(|item| is_tool_output(item)).collect();
+    let continuations = after
+        .iter()
+        .filter(|item| starts_user_message(item, GOAL_CONTINUATION))
+        .count();
     Selection {
         scenario,
-        step: outputs.len(),
+        step: restart + outputs.len() + continuations,
         last_output: outputs.last().map(|item| tool_output_text(item)),
         turns,
         review: is_review_request(body),
@@ -103,6 +121,23 @@ fn is_tool_output(item: &Value) -> bool {
     item.get("type")
         .and_then(Value::as_str)
         .is_some_and(|t| TOOL_OUTPUT_TYPES.contains(&t))
+}
+
+/// Codex's context for the user making the goal active (a resume).
+fn is_resume(item: &Value) -> bool {
+    starts_user_message(item, USER_GOAL)
+        && text_parts(item)
+            .iter()
+            .any(|p| p.contains("User set goal status: \"active\""))
+}
+
+/// Whether a user message starts with `prefix` (Codex's goal context: a continuation, or the
+/// user's change of the goal).
+fn starts_user_message(item: &Value, prefix: &str) -> bool {
+    is_user_message(item)
+        && text_parts(item)
+            .iter()
+            .any(|p| p.trim_start().starts_with(prefix))
 }
 
 /// Codex injects context as user messages too; those are wrapped in tags (`<environment_context>`)
@@ -223,6 +258,37 @@ mod tests {
         assert_eq!(sel.scenario.as_deref(), Some("child"));
         assert_eq!(sel.step, 1);
         assert_eq!(sel.turns, 1);
+    }
+
+    #[test]
+    fn a_goal_continuation_is_a_step_but_no_turn() {
+        let body = json!({"input": [
+            user("<codex_internal_context source=\"user_goal\">\nUser set the goal: \"x scenario:g\"\n</codex_internal_context>"),
+            {"type": "function_call_output", "name": "goal_objective", "output": "x scenario:g"},
+            user("<codex_internal_context source=\"goal\">\nContinue working toward the active thread goal.\n</codex_internal_context>")]});
+        let s = select(&body);
+        assert_eq!(s.scenario.as_deref(), Some("g"));
+        assert_eq!(s.step, 2);
+        assert_eq!(s.turns, 0);
+        assert_eq!(s.last_output.as_deref(), Some("x scenario:g"));
+        // Resumed later: the steps start again after the user's change.
+        let mut input = body["input"].as_array().unwrap().clone();
+        input.push(json!({"type": "function_call_output", "call_id": "u", "output": "done"}));
+        input.push(user("<codex_internal_context source=\"user_goal\">\nUser set goal status: \"paused\".\n</codex_internal_context>"));
+        assert_eq!(
+            select(&json!({ "input": input.clone() })).step,
+            3,
+            "a pause changes nothing"
+        );
+        input.push(user("<codex_internal_context source=\"user_goal\">\nUser set goal status: \"active\".\n</codex_internal_context>"));
+        input.push(user(
+            "<codex_internal_context source=\"goal\">\nContinue.\n</codex_internal_context>",
+        ));
+        let s = select(&json!({ "input": input }));
+        assert_eq!(
+            (s.scenario.as_deref(), s.step, s.last_output),
+            (Some("g"), 2, None)
+        );
     }
 
     #[test]

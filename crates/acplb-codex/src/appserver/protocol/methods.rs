@@ -56,6 +56,13 @@ pub(crate) const BACKGROUND_TERMINALS_LIST: &str = "thread/backgroundTerminals/l
 pub(crate) const BACKGROUND_TERMINALS_TERMINATE: &str = "thread/backgroundTerminals/terminate";
 /// `/terminals clean`: stops every background terminal of a thread.
 pub(crate) const BACKGROUND_TERMINALS_CLEAN: &str = "thread/backgroundTerminals/clean";
+/// `/goal <objective>` and `/goal resume`: sets a thread's goal, or its status (experimental
+/// API); an active goal on an idle thread has Codex start a turn on its own.
+pub(crate) const THREAD_GOAL_SET: &str = "thread/goal/set";
+/// `/goal`: a thread's goal, if it has one.
+pub(crate) const THREAD_GOAL_GET: &str = "thread/goal/get";
+/// `/goal clear`: forgets a thread's goal.
+pub(crate) const THREAD_GOAL_CLEAR: &str = "thread/goal/clear";
 /// One page of the permission profiles Codex's configuration defines for a directory.
 pub(crate) const PERMISSION_PROFILE_LIST: &str = "permissionProfile/list";
 
@@ -120,6 +127,10 @@ pub(crate) const MCP_OAUTH_LOGIN_COMPLETED: &str = "mcpServer/oauthLogin/complet
 pub(crate) const ACCOUNT_UPDATED: &str = "account/updated";
 /// A skill file changed (naming no thread): the skills are listed again.
 pub(crate) const SKILLS_CHANGED: &str = "skills/changed";
+/// A thread's goal changed (set, its status, or what it has used so far).
+pub(crate) const THREAD_GOAL_UPDATED: &str = "thread/goal/updated";
+/// A thread's goal was cleared.
+pub(crate) const THREAD_GOAL_CLEARED: &str = "thread/goal/cleared";
 
 /// Notifications that need no update: thread and account state, facts other updates already
 /// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
@@ -127,8 +138,8 @@ pub(crate) const IGNORED: &[&str] = &[
     THREAD_STARTED,
     "thread/status/changed",
     "thread/compacted",
-    "thread/goal/updated",
-    "thread/goal/cleared",
+    THREAD_GOAL_UPDATED,
+    THREAD_GOAL_CLEARED,
     "thread/settings/updated",
     "serverRequest/resolved",
     RATE_LIMITS_UPDATED,

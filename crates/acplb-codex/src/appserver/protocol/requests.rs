@@ -316,6 +316,34 @@ pub(crate) struct BackgroundTerminalsClean {
     pub(crate) thread_id: String,
 }
 
+/// `thread/goal/set`: a new objective (and `status`), or only a new status of the goal there
+/// is; `origin: "user"` says the user asked (Codex lets the model pause or complete a goal only
+/// at the user's explicit request).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadGoalSet {
+    pub(crate) thread_id: String,
+    pub(crate) origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) objective: Option<String>,
+    pub(crate) status: &'static str,
+}
+
+/// `thread/goal/get`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadGoalGet {
+    pub(crate) thread_id: String,
+}
+
+/// `thread/goal/clear`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ThreadGoalClear {
+    pub(crate) thread_id: String,
+    pub(crate) origin: &'static str,
+}
+
 macro_rules! methods {
     ($($params:ty => $method:ident),* $(,)?) => {
         $(impl Request for $params {
@@ -353,6 +381,9 @@ methods! {
     BackgroundTerminalsTerminate => BACKGROUND_TERMINALS_TERMINATE,
     BackgroundTerminalsClean => BACKGROUND_TERMINALS_CLEAN,
     PermissionProfileList => PERMISSION_PROFILE_LIST,
+    ThreadGoalSet => THREAD_GOAL_SET,
+    ThreadGoalGet => THREAD_GOAL_GET,
+    ThreadGoalClear => THREAD_GOAL_CLEAR,
 }
 
 #[cfg(test)]

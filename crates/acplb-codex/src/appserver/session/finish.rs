@@ -4,7 +4,10 @@
 
 use std::time::Duration;
 
-use super::super::protocol::requests::{ReviewStart, ThreadCompactStart, ThreadInjectItems, TurnStart};
+use super::super::goals;
+use super::super::protocol::requests::{
+    ReviewStart, ThreadCompactStart, ThreadGoalSet, ThreadInjectItems, TurnStart,
+};
 use super::super::rpc::{Gone, RpcFailure};
 use super::super::{account, mcp_login};
 use super::turn::{Ended, TurnRun, call};
@@ -57,6 +60,8 @@ pub(super) enum Start {
     Turn(Box<TurnStart>),
     Review(ReviewStart),
     Compact(ThreadCompactStart),
+    /// `/goal <objective>` or `/goal resume`: Codex starts the goal's turn on its own.
+    Goal(ThreadGoalSet),
 }
 
 impl Start {
@@ -66,6 +71,7 @@ impl Start {
             Self::Turn(params) => call(rpc, transcript, params.as_ref()).await,
             Self::Review(params) => call(rpc, transcript, params).await,
             Self::Compact(params) => call(rpc, transcript, params).await,
+            Self::Goal(params) => call(rpc, transcript, params).await,
         }
     }
 }
@@ -91,6 +97,10 @@ pub(super) fn start_request(
             Start::Review(ReviewStart { thread_id, target })
         }
         Some(Slash::Compact) => Start::Compact(ThreadCompactStart { thread_id }),
+        Some(Slash::Goal(goals::Ask::Set(objective))) => {
+            Start::Goal(goals::set_request(&thread_id, Some(objective), "active"))
+        }
+        Some(Slash::Goal(goals::Ask::Resume)) => Start::Goal(goals::set_request(&thread_id, None, "active")),
         _ => Start::Turn(Box::new(TurnStart {
             thread_id,
             input: turn_input::user_input(&turn.prompt.text, images),
@@ -114,9 +124,9 @@ pub(super) fn start_request(
 
 impl AppSession {
     /// `turn/start.collaborationMode` for this turn (Codex's plan mode, or its default mode
-    /// again after a turn in plan mode); a `/review` or `/compact` starts no turn of its own.
+    /// again after a turn in plan mode); a `/review`, `/compact` or `/goal` starts no turn of its own.
     pub(super) fn collaboration(&mut self, slash: Option<&Slash>, turn: &TurnRequest) -> Option<Value> {
-        if matches!(slash, Some(Slash::Review(_) | Slash::Compact)) {
+        if matches!(slash, Some(Slash::Review(_) | Slash::Compact | Slash::Goal(_))) {
             return None;
         }
         let model = turn.settings.model.as_deref().or(self.model.as_deref());
@@ -160,7 +170,7 @@ impl AppSession {
     /// A command acplb answers itself (`/status`, `/mcp`, `/mcp login`, `/terminals`), with no turn of Codex's; `None` for
     /// everything else.
     pub(super) async fn answer_here(
-        &self,
+        &mut self,
         slash: Option<&Slash>,
         turn: &TurnRequest,
         sink: &dyn SessionSink,
@@ -184,6 +194,22 @@ impl AppSession {
                     Err(e) => return Some(Err(e)),
                 },
             },
+            Slash::Goal(ask) if !ask.starts_work() => tokio::select! {
+                biased;
+                () = cancel.cancelled() => return Some(Ok(cancelled())),
+                answer = self.goal_here(ask) => match answer {
+                    Ok((text, update)) => {
+                        sink.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+                            ContentBlock::from(text),
+                        )));
+                        if let Some(update) = update {
+                            sink.update(update);
+                        }
+                        return Some(Ok(TurnOutcome { stop_reason: StopReason::EndTurn, usage: None }));
+                    }
+                    Err(e) => return Some(Err(e)),
+                },
+            },
             Slash::McpLogin(server) => tokio::select! {
                 biased;
                 () = cancel.cancelled() => return Some(Ok(cancelled())),
@@ -204,7 +230,7 @@ impl AppSession {
     }
 
     /// This session's thread, if it runs on `conn`'s server.
-    fn thread_on(&self, conn: &Conn) -> Option<String> {
+    pub(super) fn thread_on(&self, conn: &Conn) -> Option<String> {
         self.thread
             .as_ref()
             .filter(|t| t.generation == conn.generation)

@@ -39,6 +39,8 @@ mod background;
 mod beside;
 mod finish;
 mod forms;
+mod goal;
+mod interrupt;
 mod thread;
 mod turn;
 
@@ -96,6 +98,8 @@ pub(crate) struct AppSession {
     updates_rx: Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>>,
     /// The task that follows them between turns, on the thread's server.
     follower: Option<JoinHandle<()>>,
+    /// The thread's goal as the editor last saw it (ADR 0045).
+    goal: Option<super::goals::Goal>,
 }
 
 /// How the turn found its thread.
@@ -160,6 +164,7 @@ impl AppSession {
             updates,
             updates_rx: Some(updates_rx),
             follower: None,
+            goal: None,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -270,6 +275,9 @@ impl ProviderSession for AppSession {
             subagents,
             notices: self.setup.client_shows_notices,
             background: self.background.clone(),
+            goal: self.goal.clone(),
+            next_turn_by: None,
+            stopping: false,
         };
         let inbox = &mut thread.inbox;
         let started = tokio::select! {
@@ -279,18 +287,16 @@ impl ProviderSession for AppSession {
         };
         let end = match started {
             None => Ended::Cancelled,
-            Some(Err(failure)) => return Err(self.failed(&failure)),
+            Some(Err(failure)) => return Err(self.start_failed(&start, &failure)),
             Some(Ok(result)) => {
-                run.turn_id = result
-                    .pointer("/turn/id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
+                run.started(&start, &result);
                 run.drive(inbox, sink, &cancel, &turn.steer).await
             }
         };
         drop(images);
         conn.rpc.set_active(&thread_id, false);
         background::take_rest(&self.background, inbox, sink);
+        self.goal = run.goal.take();
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
     }

@@ -1,24 +1,19 @@
 //! One running turn on app-server: the thread's messages in (decoded into updates), permission
-//! asks raced against cancel, steering, and the interrupt that ends a cancelled turn.
-
-use std::time::Duration;
+//! asks raced against cancel, and steering (the interrupt that ends a cancelled turn:
+//! `interrupt.rs`).
 
 use super::beside::OpenQuestions;
 use super::forms::{Asker, PendingQuestion, form};
 use super::{
-    AppDecoder, AppSignal, Ask, CancellationToken, FuturesUnordered, Gone, INTERRUPT_WAIT, Inbox, Incoming,
-    PermissionAnswer, Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt, ToolCallStatus, Totals,
-    Transcript, TurnEnd, Value, answer_user_input, json, turn_input,
+    AppDecoder, AppSignal, Ask, CancellationToken, FuturesUnordered, Gone, Inbox, Incoming, PermissionAnswer,
+    Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt, ToolCallStatus, Totals, Transcript, TurnEnd,
+    Value, answer_user_input, json, turn_input,
 };
-use crate::appserver::protocol::requests::{TurnInterrupt, TurnSteer};
+use crate::appserver::mcp_form;
+use crate::appserver::protocol::requests::TurnSteer;
 use crate::appserver::protocol::{Request, methods};
-use crate::appserver::subagents::{self, Subagents};
-use crate::appserver::{mcp_form, user_input};
+use crate::appserver::subagents::Subagents;
 use acplb_core::provider::ElicitAnswer;
-
-/// How long an interrupted turn has to say it ended before its open tool calls are closed
-/// anyway: the prompt is answered within a second, whatever Codex does.
-const INTERRUPT_CONFIRM: Duration = Duration::from_millis(500);
 
 /// How a turn's stream ended.
 pub(super) enum Ended {
@@ -49,6 +44,12 @@ pub(super) struct TurnRun<'a> {
     pub(super) notices: bool,
     /// The commands earlier turns left running, whose news may come during this one.
     pub(super) background: super::background::Shared,
+    /// The thread's goal as the editor last saw it (`goal.rs`).
+    pub(super) goal: Option<crate::appserver::goals::Goal>,
+    /// When the prompt stops waiting for the turn Codex starts for its goal (set: none runs).
+    pub(super) next_turn_by: Option<tokio::time::Instant>,
+    /// The turn is being interrupted: no next turn is awaited.
+    pub(super) stopping: bool,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -126,9 +127,15 @@ impl TurnRun<'_> {
                     self.waiting.retain(|(waiting, _)| *waiting != id);
                     self.respond(&id, result);
                 }
+                // Cancel-safe: a sleep holds no state.
+                () = super::goal::until(self.next_turn_by), if self.next_turn_by.is_some() => {
+                    self.flush(sink);
+                    return Ended::Turn(TurnEnd::Completed);
+                }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => {
-                    self.steer(&input.text).await;
+                    self.steered(&input.text).await;
+                    self.flush(sink);
                 }
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
                 msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {
@@ -224,6 +231,10 @@ impl TurnRun<'_> {
         if self.background.borrow_mut().take(method, params, &mut self.out) {
             return None;
         }
+        // The thread's goal, whichever turn the news names.
+        if self.take_goal(method, params) {
+            return None;
+        }
         // A message of another turn of this thread (an earlier, interrupted one) is not ours.
         if let (Some(ours), Some(theirs)) = (
             self.turn_id.as_deref(),
@@ -238,10 +249,15 @@ impl TurnRun<'_> {
         match self.decoder.notification(method, params, &mut self.out)? {
             AppSignal::TurnStarted { turn_id } => {
                 self.turn_id.get_or_insert(turn_id);
+                self.next_turn_by = None;
                 None
             }
             AppSignal::TurnCompleted { turn_id, end } => {
                 if self.turn_id.as_deref().is_some_and(|t| t != turn_id) {
+                    return None;
+                }
+                // Its goal still active, Codex goes on with a turn of its own: the prompt's.
+                if end == TurnEnd::Completed && !self.stopping && self.goes_on() {
                     return None;
                 }
                 self.subagents
@@ -298,89 +314,6 @@ impl TurnRun<'_> {
             Err(e) => {
                 tracing::warn!(error = %e, "steering the running turn failed");
                 false
-            }
-        }
-    }
-
-    /// Cancel: pending asks are answered "cancel", the turn is interrupted, and its end awaited
-    /// so its last updates are not lost: briefly ([`INTERRUPT_CONFIRM`]) before open tool calls
-    /// close as cancelled and the editor hears it, then on (to [`INTERRUPT_WAIT`]) so that the
-    /// sweep of the turn's commands finds what Codex stopped.
-    pub(super) async fn interrupt(
-        &mut self,
-        inbox: &mut Inbox,
-        sink: &dyn SessionSink,
-        asks: FuturesUnordered<PendingAsk<'_>>,
-    ) -> Ended {
-        // The pending permission prompts are dropped (the editor cancels its own on
-        // session/cancel); Codex hears "cancel" for each.
-        drop(asks);
-        for (id, cancelled) in std::mem::take(&mut self.waiting) {
-            self.respond(&id, cancelled);
-        }
-        if let Some(turn_id) = self.turn_id.clone() {
-            let until = tokio::time::Instant::now() + INTERRUPT_WAIT;
-            let params = TurnInterrupt {
-                thread_id: self.thread_id.to_owned(),
-                turn_id,
-            };
-            let rpc = self.rpc;
-            let confirmed = async {
-                // Not answered when Codex is frozen or deaf: then given up with this future.
-                let _ignored = call(rpc, &mut self.transcript, &params).await;
-                self.until_end(inbox, true).await;
-            };
-            if tokio::time::timeout(INTERRUPT_CONFIRM, confirmed).await.is_err() {
-                self.close_open("Cancelled before it finished.", sink);
-                if tokio::time::timeout_at(until, self.until_end(inbox, false))
-                    .await
-                    .is_err()
-                {
-                    tracing::warn!("codex did not confirm the interrupt in time");
-                }
-            }
-        }
-        subagents::stop(self.rpc, self.marker, self.subagents.threads()).await;
-        // Codex leaves a running command running after an interrupt; it must not outlive the
-        // cancel. Its processes carry the server's marker and the thread's id; the server and
-        // other sessions' commands do not match both.
-        let entry = format!("CODEX_THREAD_ID={}", self.thread_id);
-        let killed = acplb_core::transport::kill_marked_with(self.marker.to_owned(), entry).await;
-        if killed > 0 {
-            tracing::debug!(killed, "stopped the cancelled turn's commands");
-        }
-        self.close_open("Cancelled before it finished.", sink);
-        Ended::Cancelled
-    }
-
-    /// Reads the interrupted turn's messages until it says it ended (or the server is gone),
-    /// refusing what Codex asks meanwhile; its updates are kept for the editor when `keep`.
-    async fn until_end(&mut self, inbox: &mut Inbox, keep: bool) {
-        while let Some(msg) = inbox.recv().await {
-            self.record(&msg);
-            let ended = match msg {
-                Incoming::Notification { method, params } => self.on_notification(&method, &params).is_some(),
-                Incoming::Request { id, method, params } => {
-                    // Asked while stopping: refused the way a rejection would be.
-                    match Ask::from_request(&method, &params, &self.decoder) {
-                        Some(ask) => self.respond(&id, ask.cancelled()),
-                        None if method == methods::TOOL_USER_INPUT => {
-                            self.respond(&id, user_input::answers(&params, &ElicitAnswer::Cancelled));
-                        }
-                        None if method == methods::MCP_ELICITATION => {
-                            self.respond(&id, mcp_form::cancelled());
-                        }
-                        None => self.respond_error(&id, -32603, "the turn was cancelled"),
-                    }
-                    false
-                }
-                Incoming::Gone(_) => true,
-            };
-            if !keep {
-                self.out.clear();
-            }
-            if ended {
-                return;
             }
         }
     }

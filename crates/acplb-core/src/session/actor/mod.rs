@@ -266,16 +266,25 @@ impl SessionActor {
             msg,
             SessionMsg::Prompt { .. }
                 | SessionMsg::Steer { .. }
+                | SessionMsg::Control { .. }
                 | SessionMsg::SetMode { .. }
                 | SessionMsg::SetConfig { .. }
         ) {
             self.hushed = false;
         }
         match msg {
+            SessionMsg::Prompt { responder, .. } | SessionMsg::Control { responder, .. }
+                if self.shutting_down =>
+            {
+                reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
+            }
+            SessionMsg::Control { req, responder } => {
+                if let Some((req, responder)) = self.try_steer(req, responder, true) {
+                    self.queue.push_back((req, responder));
+                }
+            }
             SessionMsg::Prompt { req, responder } => {
-                if self.shutting_down {
-                    reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
-                } else if let Some((req, responder)) = self.try_steer(req, responder) {
+                if let Some((req, responder)) = self.try_steer(req, responder, false) {
                     // Queued, never interleaved: the next turn starts when this one ends.
                     self.queue.push_back((req, responder));
                 }

@@ -18,6 +18,13 @@ pub(crate) enum SessionMsg {
         req: PromptRequest,
         responder: Responder<PromptResponse>,
     },
+    /// A prompt that goes into the running turn whatever `while_busy` says, where the provider
+    /// steers (`_session/goal pause` and `clear`: they act on a goal's running turn); queued
+    /// like any prompt when no turn runs.
+    Control {
+        req: PromptRequest,
+        responder: Responder<PromptResponse>,
+    },
     Cancel,
     SetMode {
         mode_id: SessionModeId,
@@ -76,7 +83,9 @@ impl SessionMsg {
     pub(crate) fn refuse(self, why: &str) {
         let error = || wire::internal(Reason::SessionStopped, why);
         match self {
-            SessionMsg::Prompt { responder, .. } => reply(responder.respond_with_error(error())),
+            SessionMsg::Prompt { responder, .. } | SessionMsg::Control { responder, .. } => {
+                reply(responder.respond_with_error(error()));
+            }
             SessionMsg::SetMode { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::Steer { responder, .. } => reply(responder.respond_with_error(error())),

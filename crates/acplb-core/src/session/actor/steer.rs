@@ -25,14 +25,15 @@ pub(super) enum Injection {
 }
 
 impl SessionActor {
-    /// Sends a prompt into the running turn when the session steers and nothing waits before
-    /// it; gives it back when it must be queued instead.
+    /// Sends a prompt into the running turn when the session steers (or `always`, where the
+    /// provider can) and nothing waits before it; gives it back when it must be queued instead.
     pub(super) fn try_steer(
         &mut self,
         req: PromptRequest,
         responder: Responder<PromptResponse>,
+        always: bool,
     ) -> Option<(PromptRequest, Responder<PromptResponse>)> {
-        match self.inject(&req, false) {
+        match self.inject(&req, always) {
             Injection::NotNow => Some((req, responder)),
             Injection::Bad(e) => {
                 reply(responder.respond_with_error(e));
