@@ -451,5 +451,11 @@ async fn an_air_client_is_told_which_air_extensions_acplb_answers_and_others_are
             "{for_air}"
         );
     }
+    let goal = &for_air["_meta"]["jetbrains"]["air"]["goal"];
+    if transport() == "app-server" {
+        assert_eq!(goal["controlMethod"], "_session/goal", "{for_air}");
+    } else {
+        assert!(goal.is_null(), "exec offers no goals: {for_air}");
+    }
     assert!(for_others["_meta"].get("jetbrains").is_none(), "{for_others}");
 }

@@ -77,6 +77,7 @@ impl Store {
                     .agent_capabilities(caps)
                     .meta(super::vendor::initialize_meta(
                         self.capabilities.catalog.steer,
+                        super::goal::offered(&self.capabilities.commands),
                         &self.client,
                     ))
                     .auth_methods(auth_methods)

@@ -62,8 +62,12 @@ struct Steering {
 /// The `_meta` of `initialize`'s answer: `steering.supported`, whether `_session/steering` can
 /// join a running turn (the TS peer's key); for a client that declares `JetBrains` AIR's
 /// extension (`clientCapabilities._meta.jetbrains.air`), the AIR capabilities acplb answers as
-/// the peer does.
-pub(super) fn initialize_meta(steer: bool, client: &ClientCapabilities) -> serde_json::Map<String, Value> {
+/// the peer does, and the goal control when the provider offers goals (`goals`).
+pub(super) fn initialize_meta(
+    steer: bool,
+    goals: bool,
+    client: &ClientCapabilities,
+) -> serde_json::Map<String, Value> {
     let mut meta = serde_json::Map::new();
     meta.insert("steering".to_owned(), json!({ "supported": steer }));
     let air = client
@@ -73,11 +77,11 @@ pub(super) fn initialize_meta(steer: bool, client: &ClientCapabilities) -> serde
         .and_then(|j| j.get("air"))
         .is_some_and(Value::is_object);
     if air {
-        let capabilities = AIR_CAPABILITIES;
-        meta.insert(
-            "jetbrains".to_owned(),
-            json!({ "air": { "version": 1, "capabilities": capabilities } }),
-        );
+        let mut air = json!({ "version": 1, "capabilities": AIR_CAPABILITIES });
+        if goals {
+            air["goal"] = super::goal::capability_meta();
+        }
+        meta.insert("jetbrains".to_owned(), json!({ "air": air }));
     }
     meta
 }
