@@ -11,12 +11,35 @@ use std::time::{Duration, Instant};
 /// How often the blocking form looks whether the child has exited.
 const POLL: Duration = Duration::from_millis(5);
 
+/// The waits before each new try of a spawn the OS refused because the program file was open
+/// for writing (`ETXTBSY`: an `atm` being replaced, or another thread's child still holding
+/// the file it just wrote between its fork and its exec). It passes in microseconds.
+const BUSY_RETRIES: [Duration; 3] = [
+    Duration::from_millis(10),
+    Duration::from_millis(30),
+    Duration::from_millis(90),
+];
+
+fn busy(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::ExecutableFileBusy
+}
+
 /// Runs `cmd` to completion with stdout and stderr captured; `None` when it took longer than
 /// `limit` (the child is killed and reaped).
 pub(super) fn output_blocking(mut cmd: Command, limit: Duration) -> std::io::Result<Option<Output>> {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let deadline = Instant::now() + limit;
-    let mut child = cmd.spawn()?;
+    let mut spawned = cmd.spawn();
+    for wait in BUSY_RETRIES {
+        match &spawned {
+            Err(e) if busy(e) => {
+                std::thread::sleep(wait);
+                spawned = cmd.spawn();
+            }
+            _ => break,
+        }
+    }
+    let mut child = spawned?;
     // Both pipes are drained on threads of their own, so a child writing more than a pipe
     // holds never stalls; the threads end when the pipes close.
     let (tx, rx) = mpsc::channel();
@@ -73,7 +96,17 @@ pub(super) async fn output_async(cmd: Command, limit: Duration) -> std::io::Resu
     cmd.stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    let child = cmd.spawn()?;
+    let mut spawned = cmd.spawn();
+    for wait in BUSY_RETRIES {
+        match &spawned {
+            Err(e) if busy(e) => {
+                tokio::time::sleep(wait).await;
+                spawned = cmd.spawn();
+            }
+            _ => break,
+        }
+    }
+    let child = spawned?;
     match tokio::time::timeout(limit, child.wait_with_output()).await {
         Ok(output) => output.map(Some),
         Err(_elapsed) => Ok(None),
