@@ -290,4 +290,12 @@ async fn requests_the_sdk_refuses_are_explained_in_the_message() {
     assert!(message.starts_with("Parse error: "), "{parse}");
     assert_eq!(parse["error"]["data"]["reason"], "parse_error", "{parse}");
     assert!(!message.contains("hunter2"), "the line is not echoed: {parse}");
+    // Refusing them costs nothing much: the SDK's warning naming its whole handler chain (one
+    // string of hundreds of MB) is never built.
+    let peak = peak_rss(acplb.pid);
+    assert!(
+        peak < 64 << 20,
+        "peak {} MiB after refusing three requests",
+        peak >> 20
+    );
 }

@@ -13,9 +13,7 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::schema::{DisableProviderRequest, ListProvidersRequest, SetProviderRequest};
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{
-    Agent, Client, ConnectTo, UntypedMessage, on_receive_notification, on_receive_request,
-};
+use agent_client_protocol::{Agent, Client, ConnectTo, on_receive_notification, on_receive_request};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::ServerOptions;
@@ -213,10 +211,12 @@ pub(super) async fn serve(
         )
         // Last: every request no handler above took (vendor methods, unknown ones).
         .on_receive_request(
-            forward!(tx, |req: UntypedMessage, responder, cx| Command::Vendor {
-                req,
-                responder,
-                cx
+            forward!(tx, |req: super::vendor::Unclaimed, responder, cx| {
+                Command::Vendor {
+                    req: req.0,
+                    responder,
+                    cx,
+                }
             }),
             on_receive_request!(),
         )

@@ -92,6 +92,7 @@ pub fn init_with(
     };
     tracing_subscriber::registry()
         .with(extra)
+        .with(caps())
         .with(stderr)
         .with(file)
         .try_init()
@@ -113,9 +114,11 @@ pub fn log_filter(default: &str) -> Targets {
 /// cut): an `authenticate` line holds an API key. Capped at `debug` whatever `RUST_LOG` says.
 const RAW_LINES_TARGET: &str = "agent_client_protocol::jsonrpc::transport_actor";
 
-/// The ACP SDK's target whose `trace` events name the whole handler chain, each handler's name
-/// quoted inside the next one's: with acplb's 25 handlers one event is over 30 MB (and costs
-/// seconds to build and redact per message). Capped at `debug` whatever `RUST_LOG` says.
+/// The ACP SDK's target whose events name the whole handler chain, each handler's name quoted
+/// inside the next one's, so each handler doubles it: with acplb's 29 handlers one event is over
+/// 300 MB and takes seconds of the runtime thread. Its `trace` events come with every message;
+/// its `warn` "Handler errored" with every request whose params do not parse (a client's
+/// mistake, which the client is told anyway). Capped at `error` whatever `RUST_LOG` says.
 const HANDLER_CHAIN_TARGET: &str = "agent_client_protocol::jsonrpc::incoming_actor";
 
 fn parse_filter(value: Option<&str>, default: &str) -> Targets {
@@ -126,7 +129,17 @@ fn parse_filter(value: Option<&str>, default: &str) -> Targets {
         .or_else(|| default.parse().ok())
         .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN))
         .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
-        .with_target(HANDLER_CHAIN_TARGET, tracing::Level::DEBUG)
+        .with_target(HANDLER_CHAIN_TARGET, tracing::Level::ERROR)
+}
+
+/// The caps of [`parse_filter`] as a global filter as well: a per-layer filter alone does not
+/// keep an event's fields from being built (an absent layer counts as interested), and the
+/// handler chain's are what costs.
+fn caps() -> Targets {
+    Targets::new()
+        .with_default(tracing::Level::TRACE)
+        .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
+        .with_target(HANDLER_CHAIN_TARGET, tracing::Level::ERROR)
 }
 
 /// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
@@ -177,7 +190,8 @@ mod tests {
         assert!(all.would_enable("agent_client_protocol::jsonrpc", &Level::TRACE));
         assert!(!all.would_enable(RAW_LINES_TARGET, &Level::TRACE));
         assert!(!all.would_enable(HANDLER_CHAIN_TARGET, &Level::TRACE));
-        assert!(all.would_enable(HANDLER_CHAIN_TARGET, &Level::DEBUG));
+        assert!(!all.would_enable(HANDLER_CHAIN_TARGET, &Level::WARN));
+        assert!(all.would_enable(HANDLER_CHAIN_TARGET, &Level::ERROR));
         let named = parse_filter(Some(&format!("{RAW_LINES_TARGET}=trace")), "info");
         assert!(!named.would_enable(RAW_LINES_TARGET, &Level::TRACE));
         let off = parse_filter(Some("off"), "info");
