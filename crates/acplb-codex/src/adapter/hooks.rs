@@ -56,8 +56,8 @@ const USAGE: &str = "`/hooks` lists Codex's hooks for this session's directory; 
 pub(super) struct HooksCommand {
     server: OnServer,
     cwd: PathBuf,
-    /// The hooks the last `/hooks` showed that waited for trust.
-    shown: RefCell<Option<Vec<Hook>>>,
+    /// The hooks the last `/hooks` showed that waited for trust: key and hash.
+    shown: RefCell<Option<Vec<(String, String)>>>,
 }
 
 impl HooksCommand {
@@ -104,7 +104,12 @@ impl HooksCommand {
                     .await;
                 match listed {
                     Ok(listed) => {
-                        let waiting = listed.hooks.iter().filter(|h| h.needs_trust()).cloned().collect();
+                        let waiting = listed
+                            .hooks
+                            .iter()
+                            .filter(|h| h.needs_trust())
+                            .map(|h| (h.key.clone(), h.hash.clone()))
+                            .collect();
                         *self.shown.borrow_mut() = Some(waiting);
                         hooks::render(cwd, &listed)
                     }

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::on_server::OnServer;
 use crate::appserver::AppServer;
-use crate::appserver::hooks::{self, Hook};
+use crate::appserver::hooks;
 use crate::appserver::terminals::{self, Stopped};
 
 #[derive(Deserialize)]
@@ -80,7 +80,8 @@ pub(super) async fn answer(
                     "`hooks` is empty; name at least one hook".into(),
                 ));
             }
-            let wanted: Vec<Hook> = asked.hooks.into_iter().map(seen_hook).collect();
+            let wanted: Vec<(String, String)> =
+                asked.hooks.into_iter().map(|h| (h.key, h.current_hash)).collect();
             let done = on
                 .ask(async |s| hooks::trust(&s.connect_or_say().await?.rpc, &cwd, &wanted).await)
                 .await;
@@ -101,20 +102,6 @@ pub(super) async fn answer(
     }
 }
 
-/// A hook named by key and hash, to be trusted only if Codex still lists it so.
-fn seen_hook(seen: Seen) -> Hook {
-    Hook {
-        key: seen.key,
-        event: String::new(),
-        action: String::new(),
-        source: String::new(),
-        source_path: String::new(),
-        hash: seen.current_hash,
-        trust: String::new(),
-        enabled: true,
-    }
-}
-
 /// Stops the session's background terminal `id` (its tool call id, Codex's item id or process
 /// id): `{stopped}`. On exec, and in a session with no thread yet, there is none to stop.
 async fn stop_task(
@@ -125,7 +112,10 @@ async fn stop_task(
     let (Some(server), Some(thread)) = (shared, session.thread_id.as_deref()) else {
         return Ok(json!({ "stopped": false }));
     };
-    let conn = server.connect_or_say().await.map_err(VendorFailure::Failed)?;
+    // No server running: none of its commands runs either (nothing is started to say so).
+    let Some(conn) = server.live() else {
+        return Ok(json!({ "stopped": false }));
+    };
     match terminals::stop(&conn.rpc, thread, id).await {
         Ok(Stopped::Yes(_)) => Ok(json!({ "stopped": true })),
         Ok(Stopped::Ended(_) | Stopped::Unknown) => Ok(json!({ "stopped": false })),

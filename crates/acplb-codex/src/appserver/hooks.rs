@@ -135,16 +135,16 @@ fn hook(v: &Value) -> Option<Hook> {
     })
 }
 
-/// Trusts `wanted` (hooks as the user saw them): each is trusted only if Codex still lists it
+/// Trusts `wanted` (hooks as the user saw them: key and hash): each is trusted only if Codex still lists it
 /// with the same hash. The hooks trusted now, or why none could be.
-pub(crate) async fn trust(rpc: &Rpc, cwd: &Path, wanted: &[Hook]) -> Result<Vec<Hook>, String> {
+pub(crate) async fn trust(rpc: &Rpc, cwd: &Path, wanted: &[(String, String)]) -> Result<Vec<Hook>, String> {
     let now = list(rpc, cwd).await?.hooks;
     let mut changed = Vec::new();
     let mut edits = Vec::new();
     let mut trusting = Vec::new();
-    for seen in wanted {
-        match now.iter().find(|h| h.key == seen.key) {
-            Some(h) if h.hash == seen.hash => {
+    for (key, hash) in wanted {
+        match now.iter().find(|h| h.key == *key) {
+            Some(h) if h.hash == *hash => {
                 if h.needs_trust() {
                     edits.push(json!({
                         "keyPath": format!("hooks.state.{}.trusted_hash", json!(h.key)),
@@ -154,7 +154,7 @@ pub(crate) async fn trust(rpc: &Rpc, cwd: &Path, wanted: &[Hook]) -> Result<Vec<
                     trusting.push(h.clone());
                 }
             }
-            _ => changed.push(seen.key.clone()),
+            _ => changed.push(key.clone()),
         }
     }
     if !changed.is_empty() {

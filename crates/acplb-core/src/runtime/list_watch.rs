@@ -49,9 +49,13 @@ pub(super) fn start(state_dir: PathBuf, cx: ConnectionTo<Client>) -> UnboundedSe
 }
 
 async fn watch(state_dir: PathBuf, cx: ConnectionTo<Client>, mut asks: UnboundedReceiver<Ask>) {
-    let registry = Registry::new(&state_dir);
     let (wake_tx, mut wake) = mpsc::channel::<()>(1);
-    let _watcher = watch_folder(registry.dir(), wake_tx);
+    let dir = Registry::new(&state_dir).dir().to_path_buf();
+    // Creating the folder and its watch touch the disk: off the runtime thread.
+    let _watcher = tokio::task::spawn_blocking(move || watch_folder(&dir, wake_tx))
+        .await
+        .ok()
+        .flatten();
     let mut subs: HashMap<String, (PathBuf, Rows)> = HashMap::new();
     loop {
         tokio::select! {
@@ -149,7 +153,7 @@ async fn read(state_dir: &Path) -> Option<Vec<(PathBuf, bool, Value)>> {
             None
         }
         Err(e) => {
-            tracing::warn!("session list changes: reading the registry failed: {e}");
+            tracing::warn!("session list changes: the registry read did not finish: {e}");
             None
         }
     }

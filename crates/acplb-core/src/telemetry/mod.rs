@@ -122,12 +122,18 @@ const RAW_LINES_TARGET: &str = "agent_client_protocol::jsonrpc::transport_actor"
 const HANDLER_CHAIN_TARGET: &str = "agent_client_protocol::jsonrpc::incoming_actor";
 
 fn parse_filter(value: Option<&str>, default: &str) -> Targets {
-    value
+    let targets = value
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .and_then(|v| v.parse().ok())
         .or_else(|| default.parse().ok())
-        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN))
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
+    with_caps(targets)
+}
+
+/// `targets` with the SDK's costly targets capped, whatever `RUST_LOG` says.
+fn with_caps(targets: Targets) -> Targets {
+    targets
         .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
         .with_target(HANDLER_CHAIN_TARGET, tracing::Level::ERROR)
 }
@@ -136,10 +142,7 @@ fn parse_filter(value: Option<&str>, default: &str) -> Targets {
 /// keep an event's fields from being built (an absent layer counts as interested), and the
 /// handler chain's are what costs.
 fn caps() -> Targets {
-    Targets::new()
-        .with_default(tracing::Level::TRACE)
-        .with_target(RAW_LINES_TARGET, tracing::Level::DEBUG)
-        .with_target(HANDLER_CHAIN_TARGET, tracing::Level::ERROR)
+    with_caps(Targets::new().with_default(tracing::Level::TRACE))
 }
 
 /// Whether stderr gets ANSI colours: only on a terminal, and never when `NO_COLOR` is set to a
