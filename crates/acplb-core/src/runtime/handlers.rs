@@ -211,7 +211,7 @@ pub(super) async fn serve(
         )
         // Last: every request no handler above took (vendor methods, unknown ones).
         .on_receive_request(
-            forward!(tx, |req: super::vendor::Unclaimed, responder, cx| {
+            forward!(tx, |req: super::unclaimed::Unclaimed, responder, cx| {
                 Command::Vendor {
                     req: req.0,
                     responder,

@@ -22,6 +22,7 @@ mod shelf;
 mod start;
 mod store;
 mod title;
+mod unclaimed;
 mod vendor;
 
 use std::future::Future;
