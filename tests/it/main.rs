@@ -39,6 +39,7 @@ mod models;
 mod plan_mode;
 mod profiles;
 mod protocol;
+mod protocol_v2;
 mod providers;
 mod queue_cli;
 mod queue_delivery;

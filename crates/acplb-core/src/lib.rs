@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod acp2;
 pub mod auth;
 pub mod capabilities;
 pub mod client;

@@ -22,6 +22,7 @@ mod mcp_login;
 mod mcp_status;
 mod models;
 mod profiles;
+mod protocol_v2;
 mod providers;
 mod questions;
 mod queue;

@@ -38,17 +38,31 @@ macro_rules! forward {
     }};
 }
 
-/// Serves ACP on `transport` with handlers that forward to `tx`, until the client hangs up.
-#[allow(clippy::too_many_lines, reason = "a table: one forward per ACP method")]
+/// Serves ACP on `transport` until the client hangs up: a client asking for protocol v2 gets
+/// the v2 face over the same handlers (ADR 0048), any other the handlers themselves.
 pub(super) async fn serve(
     tx: UnboundedSender<Command>,
     options: &ServerOptions,
     transport: impl ConnectTo<Agent> + 'static,
 ) -> Result<(), agent_client_protocol::Error> {
+    let name = options.agent_name.clone();
+    let v2 = crate::acp2::V2Face::new(v1(&tx, name.clone()), name.clone());
+    Agent
+        .protocol_router()
+        .with_v1(v1(&tx, name))
+        .with_v2(v2)
+        .connect_to(transport)
+        .await
+}
+
+/// ACP v1: handlers that forward to `tx`.
+#[allow(clippy::too_many_lines, reason = "a table: one forward per ACP method")]
+fn v1(tx: &UnboundedSender<Command>, name: String) -> impl ConnectTo<Client> + use<> {
+    let tx = tx.clone();
     let cancel_tx = tx.clone();
     Agent
         .v1()
-        .name(options.agent_name.clone())
+        .name(name)
         .on_receive_request(
             forward!(tx, |req: InitializeRequest, responder, cx| Command::Initialize {
                 req: Box::new(req),
@@ -232,8 +246,6 @@ pub(super) async fn serve(
             },
             on_receive_notification!(),
         )
-        .connect_to(transport)
-        .await
 }
 
 fn forward(tx: &UnboundedSender<Command>, cmd: Command) {
