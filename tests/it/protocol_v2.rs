@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v2::schema::{
-    CancelledPermissionOutcome, Implementation, InitializeRequest, RequestPermissionOutcome,
-    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    CancelledPermissionOutcome, ClientCapabilities, Implementation, InitializeRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
     UpdateSessionNotification,
 };
 use agent_client_protocol::v2::{ConnectionTo, InitializeOutcome};
@@ -18,8 +18,12 @@ use agent_client_protocol::{on_receive_notification, on_receive_request};
 use serde_json::{Value, json};
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
+use acplb_playback::mock_model::MockConfig;
+
 use crate::harness::{Acplb, eventually, transport};
 use crate::live::Live;
+use crate::login::{key_meta, needs_openai_sign_in, test_key};
+use crate::plan_mode::question_output;
 
 /// What the v2 client saw.
 #[derive(Clone, Default)]
@@ -30,6 +34,10 @@ pub(crate) struct Seen {
     pub malformed: Arc<Mutex<Vec<String>>>,
     /// Every permission request, as sent.
     pub asked: Arc<Mutex<Vec<Value>>>,
+    /// Every `elicitation/create`, as sent.
+    pub forms: Arc<Mutex<Vec<Value>>>,
+    /// The answer to every form (none: declined).
+    pub form_answer: Arc<Mutex<Option<Value>>>,
 }
 
 impl Seen {
@@ -90,7 +98,7 @@ pub(crate) async fn v2_client<R: Send + 'static>(
     let stdin = acplb.child.stdin.take().expect("stdin not taken yet");
     let stdout = acplb.child.stdout.take().expect("stdout not taken yet");
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
-    let (notes, asks) = (seen.clone(), seen.clone());
+    let (notes, asks, forms) = (seen.clone(), seen.clone(), seen.clone());
     Client
         .v2()
         .name("acplb-e2e-v2")
@@ -112,6 +120,20 @@ pub(crate) async fn v2_client<R: Send + 'static>(
                     )),
                     None => RequestPermissionOutcome::Cancelled(CancelledPermissionOutcome::new()),
                 }))
+            },
+            on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |r: UntypedMessage, responder: agent_client_protocol::v2::Responder<Value>, _cx| {
+                if r.method() != "elicitation/create" {
+                    return responder.respond_with_error(Error::method_not_found());
+                }
+                forms.forms.lock().unwrap().push(r.params().clone());
+                let answer = forms.form_answer.lock().unwrap().clone();
+                responder.respond(match answer {
+                    Some(content) => json!({"action": "accept", "content": content}),
+                    None => json!({"action": "decline"}),
+                })
             },
             on_receive_request!(),
         )
@@ -137,7 +159,13 @@ pub(crate) async fn v2_client<R: Send + 'static>(
 
 /// `initialize` asking for v2; its answer.
 pub(crate) async fn initialize(cx: &ConnectionTo<Agent>) -> Result<Value, Error> {
-    let request = InitializeRequest::new(ProtocolVersion::V2, Implementation::new("acplb-e2e-v2", "1"));
+    initialize_with(cx, json!({})).await
+}
+
+/// `initialize` asking for v2 with the client capabilities `caps`; its answer.
+pub(crate) async fn initialize_with(cx: &ConnectionTo<Agent>, caps: Value) -> Result<Value, Error> {
+    let request = InitializeRequest::new(ProtocolVersion::V2, Implementation::new("acplb-e2e-v2", "1"))
+        .capabilities(serde_json::from_value::<ClientCapabilities>(caps).unwrap());
     match cx.send_initialize(request).block_task().await? {
         InitializeOutcome::Initialized(r) => Ok(serde_json::to_value(r).unwrap()),
         other => panic!("acplb did not choose v2: {other:?}"),
@@ -383,5 +411,118 @@ async fn a_command_that_needs_approval_makes_the_session_require_action() {
         seen.agent_text().contains("escalated-ok"),
         "{}",
         seen.agent_text()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_turn_ends_in_an_error_state_and_auth_login_signs_in() {
+    let mut live = Live::start();
+    needs_openai_sign_in(&live.env.home());
+    let (ws, home, key) = (live.workspace(), live.env.home(), test_key());
+    let seen = Seen::default();
+    let (init, before, after, out) = v2_client(&mut live.acplb, &seen, async |cx| {
+        let init = initialize(&cx).await?;
+        let id = open(&cx, &ws, "read-only").await?;
+        // The model refuses the request (401): the turn fails after the prompt was answered.
+        send_prompt(&cx, &id, "scenario:http401 hello").await?;
+        let before = seen.idle().await;
+        seen.updates.lock().unwrap().clear();
+        call(
+            &cx,
+            "auth/login",
+            json!({"methodId": "api-key", "_meta": key_meta(&key)}),
+        )
+        .await?;
+        assert!(
+            std::fs::read_to_string(home.join("auth.json"))
+                .unwrap()
+                .contains(&key)
+        );
+        send_prompt(&cx, &id, "scenario:plain hello").await?;
+        let after = seen.idle().await;
+        let out = call(&cx, "auth/logout", json!({})).await?;
+        Ok((init, before, after, out))
+    })
+    .await
+    .unwrap();
+    let ways: Vec<(&str, &str)> = init["authMethods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["type"].as_str().unwrap(), m["methodId"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ways,
+        [("agent", "chatgpt-device-code"), ("agent", "api-key")],
+        "{init}"
+    );
+    assert_eq!(before["stopReason"], "error", "{before}");
+    assert_eq!(before["error"]["code"], -32000, "{before}");
+    assert_eq!(before["error"]["data"]["reason"], "auth_required", "{before}");
+    assert_eq!(after["stopReason"], "end_turn", "{after}");
+    assert_eq!(out, json!({}));
+    seen.assert_all_v2();
+    assert!(
+        !live.acplb.stderr().contains(&key),
+        "the key stays out of the log"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_is_a_form_and_the_session_requires_action_until_it_is_answered() {
+    let mut live = Live::start_with(MockConfig::default(), &["--transport", "app-server"], &[]);
+    let ws = live.workspace();
+    let seen = Seen::default();
+    *seen.form_answer.lock().unwrap() = Some(json!({"color": "Red"}));
+    v2_client(&mut live.acplb, &seen, async |cx| {
+        initialize_with(&cx, json!({"elicitation": {"form": {}}})).await?;
+        let id = open(&cx, &ws, "plan").await?;
+        send_prompt(&cx, &id, "scenario:ask which color").await?;
+        seen.idle().await;
+        Ok(())
+    })
+    .await
+    .unwrap();
+    seen.assert_all_v2();
+    let forms = seen.forms.lock().unwrap().clone();
+    assert_eq!(forms.len(), 1, "{forms:?}");
+    assert_eq!(
+        forms[0]["message"],
+        "Codex asks: Which color should the button be?"
+    );
+    assert_eq!(seen.states(), ["running", "requires_action", "running", "idle"]);
+    let output = question_output(&live.mock).expect("the model got an answer");
+    assert!(output.contains(r#"\"answers\":[\"Red\"]"#), "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_edit_is_a_v2_diff_with_a_git_patch() {
+    let seen = one_turn(&mut Live::start(), "full-access", "scenario:patch edit").await;
+    seen.assert_all_v2();
+    let diffs: Vec<Value> = seen
+        .of_kind("tool_call_update")
+        .iter()
+        .filter_map(|c| c["content"].as_array().cloned())
+        .flatten()
+        .filter(|item| item["type"] == "diff")
+        .collect();
+    let change = |op: &str, file: &str| {
+        diffs.iter().any(|d| {
+            d["changes"][0]["operation"] == op
+                && d["changes"][0]["path"]
+                    .as_str()
+                    .is_some_and(|p| p.ends_with(file))
+        })
+    };
+    assert!(change("add", "hello.txt"), "{diffs:?}");
+    assert!(change("modify", "README.md"), "{diffs:?}");
+    let readme = diffs
+        .iter()
+        .find(|d| d["changes"][0]["operation"] == "modify")
+        .unwrap();
+    let patch = readme["patch"]["text"].as_str().unwrap();
+    assert!(
+        patch.starts_with("diff --git ") && patch.contains("\n@@ ") && patch.contains("\n-# demo repo"),
+        "{patch}"
     );
 }
