@@ -9,6 +9,7 @@
 //! of `exec/`.
 
 pub(crate) mod account;
+mod air_patch;
 pub mod approval;
 mod async_questions;
 mod binary;
@@ -70,5 +71,6 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),
         commands: commands::available(),
+        air: vec![air_patch::DIFF_PATCH],
     }
 }

@@ -35,6 +35,10 @@ pub struct DecoderOptions {
     /// Whether the client advertised `session.compaction`: Codex compacting its context is
     /// then shown as `compaction_update`s instead of a notice (ADR 0037).
     pub compaction: bool,
+    /// What a `JetBrains` AIR client declared (ADR 0049), `None` for any other client: with
+    /// `diffPatch`, the app-server decoder gives each changed file as an AIR Git patch where it
+    /// can.
+    pub air: Option<acplb_core::capabilities::Air>,
 }
 
 impl DecoderOptions {
@@ -48,6 +52,7 @@ impl DecoderOptions {
             id_prefix: String::new(),
             terminal: false,
             compaction: false,
+            air: None,
         }
     }
 }
