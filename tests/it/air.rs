@@ -247,3 +247,52 @@ async fn an_air_client_that_did_not_declare_diff_patch_keeps_plain_diffs() {
     );
     assert!(has_air_keys(&seen.session), "still AIR: its modes have kinds");
 }
+
+/// The updates of `scenario:background`'s command for a client with `client` (app-server).
+async fn backgrounded(live: &mut Live, client: ClientCapabilities) -> Vec<Value> {
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    live.acplb
+        .client(&updates, async |cx| {
+            let id = crate::background::open(&cx, &cwd, client).await?;
+            let answer = crate::harness::prompt(&cx, &id, "scenario:background go").await?;
+            assert_end_turn(&answer.stop_reason);
+            Ok(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let (_, calls) = crate::background::command_updates(&live.updates);
+    live.respawn();
+    calls
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_asked() {
+    let mut live = crate::background::live();
+    let marked = |calls: &[Value]| {
+        calls
+            .iter()
+            .filter(|u| u["_meta"]["jetbrains"]["air"]["asyncTasks"] == json!({ "backgrounded": true }))
+            .count()
+    };
+    let for_air = backgrounded(&mut live, air(&["asyncTasks"])).await;
+    assert_eq!(marked(&for_air), 1, "{for_air:?}");
+    let noted = for_air
+        .iter()
+        .find(|u| marked(std::slice::from_ref(u)) == 1)
+        .unwrap();
+    assert!(
+        noted["content"].to_string().contains("Runs in the background"),
+        "{noted}"
+    );
+    let undeclared = backgrounded(&mut live, air(&["diffPatch"])).await;
+    assert!(!undeclared.is_empty());
+    assert!(!has_air_keys(&Value::Array(undeclared.clone())), "{undeclared:?}");
+    let plain = backgrounded(&mut live, ClientCapabilities::new()).await;
+    assert!(
+        plain
+            .iter()
+            .any(|u| u["content"].to_string().contains("Runs in the background")),
+        "{plain:?}"
+    );
+    assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
+}
