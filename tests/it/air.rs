@@ -2,7 +2,8 @@
 //! model on the transport of this run: a client declaring `_meta.jetbrains.air` gets each mode's
 //! AIR kind, the command action of `/goal` (app-server) and the path of each skill command, and,
 //! having declared `diffPatch`, each file of an edit as an AIR Git patch (app-server; exec's
-//! edits keep their plain diffs); a plain client gets none of it, as before.
+//! edits keep their plain diffs), having declared `asyncTasks`, a command left running in the
+//! background marked as such (app-server); a plain client gets none of it, as before.
 
 use std::time::Duration;
 
@@ -149,6 +150,18 @@ async fn an_air_client_gets_air_metadata_and_a_plain_client_none() {
     assert_eq!(
         lists_patch, app_server,
         "diffPatch is answered on app-server only: {listed}"
+    );
+    assert!(
+        listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "rawInputRendering"),
+        "{listed}"
+    );
+    assert!(
+        !listed.as_array().unwrap().iter().any(|c| c == "planContentDelta"),
+        "{listed}"
     );
 
     let kinds = kinds(&for_air.session);

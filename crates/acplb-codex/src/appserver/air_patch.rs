@@ -16,9 +16,6 @@ use serde_json::json;
 
 use super::wire::{FileUpdateChange, PatchKind};
 
-/// The AIR capability name, as clients declare it and `initialize` lists it.
-pub(crate) const DIFF_PATCH: &str = "diffPatch";
-
 /// The largest patch (and change text) sent, in bytes.
 const MAX_BYTES: usize = 1024 * 1024;
 /// How much of a text is looked at for a NUL byte (binary).
@@ -48,7 +45,7 @@ pub(super) fn content(change: &FileUpdateChange) -> Option<ToolCallContent> {
         return None;
     }
     let mut meta = acplb_core::capabilities::air_meta(
-        DIFF_PATCH,
+        crate::render::air::DIFF_PATCH,
         json!({ "version": 1, "format": "git_patch", "text": git }),
     );
     meta.insert("kind".to_owned(), kind.into());

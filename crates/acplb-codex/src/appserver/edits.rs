@@ -52,10 +52,7 @@ pub(super) fn edit_finish(item: &FileChangeItem, opts: &DecoderOptions) -> ToolC
 pub(super) fn diffs(changes: &[FileUpdateChange], opts: &DecoderOptions) -> Vec<ToolCallContent> {
     let mut content = Vec::with_capacity(changes.len());
     for change in changes {
-        if opts
-            .air
-            .as_ref()
-            .is_some_and(|air| air.declares(super::air_patch::DIFF_PATCH))
+        if opts.air_declares(crate::render::air::DIFF_PATCH)
             && let Some(patch) = super::air_patch::content(change)
         {
             content.push(patch);

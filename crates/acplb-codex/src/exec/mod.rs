@@ -73,7 +73,8 @@ pub(crate) fn capabilities(catalog: acplb_core::session::options::OptionCatalog)
         catalog,
         refuses_sse_mcp: Some(SSE_REFUSAL.into()),
         commands: Vec::new(),
-        air: Vec::new(),
+        // Exec shows a subagent's task only in `rawInput`, never as text.
+        air: vec![crate::render::air::RAW_INPUT_RENDERING],
     }
 }
 

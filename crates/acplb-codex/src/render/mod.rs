@@ -57,6 +57,25 @@ impl DecoderOptions {
     }
 }
 
+/// The `JetBrains` AIR extension capabilities the Codex provider answers when a client declares
+/// them (ADR 0049), by the names the TS peer gives them.
+pub(crate) mod air {
+    /// File changes as Git patches (`_meta.jetbrains.air.diffPatch`), app-server only.
+    pub(crate) const DIFF_PATCH: &str = "diffPatch";
+    /// The client shows a tool call's `rawInput`: readable input (a subagent's task) is not
+    /// repeated as text content.
+    pub(crate) const RAW_INPUT_RENDERING: &str = "rawInputRendering";
+    /// A command left running in the background is marked as AIR's async task.
+    pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
+}
+
+impl DecoderOptions {
+    /// Whether the client is AIR and declared the AIR capability `name` (see [`air`]).
+    pub(crate) fn air_declares(&self, name: &str) -> bool {
+        self.air.as_ref().is_some_and(|air| air.declares(name))
+    }
+}
+
 /// Codex's warnings as the user sees them: a notice where the client shows notices, else a
 /// thought the decoder draws; the same warning twice in a row (a retry loop) is shown once.
 #[derive(Debug, Default)]

@@ -12,9 +12,7 @@ use serde_json::{Value, json};
 
 use super::{AppDecoder, OpenCall};
 use crate::appserver::protocol::methods;
-
-/// The AIR capability of background commands as async tasks.
-pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
+use crate::render::air;
 
 /// `{"jetbrains": {"air": {"asyncTasks": {"backgrounded": true}}}}`, exactly as the TS peer
 /// writes it (without the extension's `version`).
@@ -22,7 +20,7 @@ fn backgrounded() -> Meta {
     let mut meta = Meta::new();
     meta.insert(
         acplb_core::capabilities::JETBRAINS.to_owned(),
-        json!({ acplb_core::capabilities::AIR: { ASYNC_TASKS: { "backgrounded": true } } }),
+        json!({ acplb_core::capabilities::AIR: { air::ASYNC_TASKS: { "backgrounded": true } } }),
     );
     meta
 }
@@ -41,7 +39,7 @@ impl AppDecoder {
     /// for a `JetBrains` AIR client that declared `asyncTasks`, marked as the TS peer marks a
     /// backgrounded command: `_meta.jetbrains.air.asyncTasks.backgrounded` (ADR 0049).
     pub(super) fn keep_background(&mut self, calls: Vec<OpenCall>, out: &mut Vec<SessionUpdate>) {
-        let marked = (self.opts.air.as_ref()).is_some_and(|air| air.declares(ASYNC_TASKS));
+        let marked = self.opts.air_declares(air::ASYNC_TASKS);
         for open in calls {
             let process = open.process.as_deref().unwrap_or_default();
             let mut content = open.shown();
