@@ -309,3 +309,46 @@ async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_
     );
     assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_call_is_marked_for_an_air_client_only() {
+    if transport() == "exec" {
+        return; // exec shows no subagent of its own (tests/it/subagents.rs)
+    }
+    let mut live = crate::subagents::live();
+    let mut calls = Vec::new();
+    for client in [air(&[]), ClientCapabilities::new()] {
+        let (ws, updates) = (live.workspace(), live.updates.clone());
+        live.acplb
+            .client(&updates, async |cx| {
+                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+                    .block_task()
+                    .await?;
+                let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+                let text = "scenario:subagent ask a helper";
+                assert_end_turn(
+                    &crate::harness::prompt(&cx, &s.session_id, text)
+                        .await?
+                        .stop_reason,
+                );
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        calls.push(crate::subagents::subagent(&live.updates, "Subagent: lister"));
+        live.respawn();
+    }
+    let [(air_call, air_last), (plain_call, plain_last)] = calls.try_into().unwrap();
+    for marked in [&air_call, &air_last] {
+        assert_eq!(
+            marked["_meta"]["jetbrains"]["air"],
+            json!({ "version": 1, "subagent": true }),
+            "{marked}"
+        );
+    }
+    assert_eq!(air_last["status"], "completed");
+    assert!(
+        !has_air_keys(&plain_call) && !has_air_keys(&plain_last),
+        "{plain_call} {plain_last}"
+    );
+}
