@@ -352,3 +352,48 @@ async fn a_subagent_call_is_marked_for_an_air_client_only() {
         "{plain_call} {plain_last}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_sees_the_goal_where_the_peer_puts_it_too() {
+    let mut live = crate::goals::live_on("app-server", &[]);
+    let mut seen = Vec::new();
+    for client in [air(&[]), ClientCapabilities::new()] {
+        let (cwd, updates) = (live.workspace(), live.updates.clone());
+        live.acplb
+            .client(&updates, async |cx| {
+                let id = &crate::background::open(&cx, &cwd, client).await?;
+                let text = "/goal Ship the release scenario:goal_done";
+                assert_end_turn(&crate::harness::prompt(&cx, id, text).await?.stop_reason);
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        seen.push(live.updates.of_kind("session_info_update"));
+        live.respawn();
+    }
+    let [for_air, plain] = seen.try_into().unwrap();
+    assert!(!for_air.is_empty(), "the goal is shown");
+    for info in &for_air {
+        assert_eq!(
+            info["_meta"]["jetbrains"]["air"]["goal"], info["_meta"]["goal"],
+            "{info}"
+        );
+        assert_eq!(info["_meta"]["jetbrains"]["air"]["version"], 1, "{info}");
+    }
+    assert!(
+        for_air.iter().any(
+            |i| i["_meta"]["goal"]["objective"] == "Ship the release scenario:goal_done"
+                || i["_meta"]["goal"]["objective"]
+                    .as_str()
+                    .is_some_and(|o| o.starts_with("Ship the release"))
+        ),
+        "{for_air:?}"
+    );
+    assert!(!plain.is_empty(), "the goal is shown");
+    assert!(
+        plain
+            .iter()
+            .all(|i| !has_air_keys(i) && i["_meta"].get("goal").is_some()),
+        "{plain:?}"
+    );
+}
