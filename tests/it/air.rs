@@ -395,3 +395,47 @@ async fn an_air_client_sees_the_goal_where_the_peer_puts_it_too() {
         "{plain:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_is_asked_with_the_peers_permission_title() {
+    if transport() == "exec" {
+        return; // exec never asks (Codex runs with approval `never`)
+    }
+    let mut live = Live::start();
+    let mut asked = Vec::new();
+    for client in [air(&["diffPatch"]), ClientCapabilities::new()] {
+        use agent_client_protocol::v1::schema::PermissionOptionKind;
+        let allow = crate::harness::Answer::Kind(PermissionOptionKind::AllowOnce);
+        live.acplb.permissions.answer(allow);
+        let (ws, updates) = (live.workspace(), live.updates.clone());
+        let readme = std::fs::read_to_string(ws.join("README.md")).unwrap();
+        live.acplb
+            .client(&updates, async |cx| {
+                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+                    .block_task()
+                    .await?;
+                let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+                let answer = crate::harness::prompt(&cx, &s.session_id, "scenario:patch edit").await?;
+                assert_end_turn(&answer.stop_reason);
+                Ok(())
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        asked.push(live.acplb.permissions.seen());
+        std::fs::write(ws.join("README.md"), readme).unwrap();
+        std::fs::remove_file(ws.join("hello.txt")).ok();
+        live.respawn();
+    }
+    let [for_air, plain] = asked.try_into().unwrap();
+    assert!(!for_air.is_empty(), "the edit in read-only is asked for");
+    let permission = &for_air[0]["_meta"]["jetbrains"]["air"]["permission"];
+    assert_eq!(permission["version"], 1, "{}", for_air[0]);
+    assert_eq!(permission["title"], "Make edits?", "{}", for_air[0]);
+    let patched = &for_air[0]["toolCall"]["content"];
+    assert!(
+        patched.to_string().contains("\"diffPatch\""),
+        "the request shows the patch: {patched}"
+    );
+    assert!(!plain.is_empty(), "the edit in read-only is asked for");
+    assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
+}

@@ -300,6 +300,7 @@ fn ask(prompt: &str) -> PermissionAsk {
             PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
         ],
+        meta: None,
     }
 }
 
