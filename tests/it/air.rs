@@ -310,6 +310,26 @@ async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_
     assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
 }
 
+/// `initialize` with `client`, a session (in `read-only`) and one prompt, which ends its turn.
+async fn one_prompt(live: &mut Live, client: ClientCapabilities, text: &str) {
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    live.acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            assert_end_turn(
+                &crate::harness::prompt(&cx, &s.session_id, text)
+                    .await?
+                    .stop_reason,
+            );
+            Ok(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subagent_call_is_marked_for_an_air_client_only() {
     if transport() == "exec" {
@@ -318,23 +338,7 @@ async fn a_subagent_call_is_marked_for_an_air_client_only() {
     let mut live = crate::subagents::live();
     let mut calls = Vec::new();
     for client in [air(&[]), ClientCapabilities::new()] {
-        let (ws, updates) = (live.workspace(), live.updates.clone());
-        live.acplb
-            .client(&updates, async |cx| {
-                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
-                    .block_task()
-                    .await?;
-                let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-                let text = "scenario:subagent ask a helper";
-                assert_end_turn(
-                    &crate::harness::prompt(&cx, &s.session_id, text)
-                        .await?
-                        .stop_reason,
-                );
-                Ok(())
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        one_prompt(&mut live, client, "scenario:subagent ask a helper").await;
         calls.push(crate::subagents::subagent(&live.updates, "Subagent: lister"));
         live.respawn();
     }
@@ -407,20 +411,9 @@ async fn an_air_client_is_asked_with_the_peers_permission_title() {
         use agent_client_protocol::v1::schema::PermissionOptionKind;
         let allow = crate::harness::Answer::Kind(PermissionOptionKind::AllowOnce);
         live.acplb.permissions.answer(allow);
-        let (ws, updates) = (live.workspace(), live.updates.clone());
+        let ws = live.workspace();
         let readme = std::fs::read_to_string(ws.join("README.md")).unwrap();
-        live.acplb
-            .client(&updates, async |cx| {
-                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
-                    .block_task()
-                    .await?;
-                let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-                let answer = crate::harness::prompt(&cx, &s.session_id, "scenario:patch edit").await?;
-                assert_end_turn(&answer.stop_reason);
-                Ok(())
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        one_prompt(&mut live, client, "scenario:patch edit").await;
         asked.push(live.acplb.permissions.seen());
         std::fs::write(ws.join("README.md"), readme).unwrap();
         std::fs::remove_file(ws.join("hello.txt")).ok();
