@@ -13,6 +13,7 @@
 #![allow(unreachable_pub, clippy::missing_panics_doc, missing_debug_implementations)]
 
 mod acpx;
+mod air;
 mod appserver;
 mod async_questions;
 mod atm;

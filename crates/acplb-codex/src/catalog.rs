@@ -103,6 +103,7 @@ pub fn default_catalog() -> OptionCatalog {
         steer: false,
         // Set per session from what the client declared.
         booleans: false,
+        mode_meta: acplb_core::session::options::ModeMeta::Plain,
         // Offered where the transport can plan (app-server).
         refuses_plan: Some(crate::options::PLAN_REFUSAL.to_owned()),
         provider_modes: Vec::new(),

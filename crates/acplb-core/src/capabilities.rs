@@ -1,7 +1,7 @@
 //! What a client declared beyond ACP's typed capabilities: the conventions it advertises in
 //! `clientCapabilities._meta`.
 
-use agent_client_protocol::v1::schema::ClientCapabilities;
+use agent_client_protocol::v1::schema::{AvailableCommand, ClientCapabilities};
 use serde_json::Value;
 
 /// The `_meta` key with which Zed asks for command output as live terminals (ADR 0033).
@@ -22,6 +22,76 @@ pub fn terminal_output(client: &ClientCapabilities) -> bool {
             false
         }
     }
+}
+
+/// The `_meta` keys of `JetBrains` AIR's extension: `clientCapabilities._meta.jetbrains.air`.
+pub const JETBRAINS: &str = "jetbrains";
+/// See [`JETBRAINS`].
+pub const AIR: &str = "air";
+
+/// What a `JetBrains` AIR client declared (ADR 0049): a client is AIR when
+/// `clientCapabilities._meta.jetbrains.air` is a JSON object; it declares an AIR extension
+/// capability (`diffPatch`, `asyncTasks`, …) only when that object also has an integer
+/// `version` of at least 1 and lists the name in its `capabilities` array, as the TS peer reads
+/// it. Anything else there (a string, an array, a wrong version, names acplb does not know)
+/// leaves a client plain, or AIR without capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Air {
+    /// The capability names declared, when the version allows any (strings only).
+    pub capabilities: Vec<String>,
+}
+
+impl Air {
+    /// Whether the client declared the AIR capability `name`.
+    pub fn declares(&self, name: &str) -> bool {
+        self.capabilities.iter().any(|c| c == name)
+    }
+}
+
+/// `{"jetbrains": {"air": {"version": 1, key: value}}}`: one AIR key as the TS peer writes it
+/// into a `_meta` (always with the extension's version).
+pub fn air_meta(key: &str, value: Value) -> serde_json::Map<String, Value> {
+    let mut air = serde_json::Map::new();
+    air.insert("version".to_owned(), Value::from(1));
+    air.insert(key.to_owned(), value);
+    let mut meta = serde_json::Map::new();
+    meta.insert(JETBRAINS.to_owned(), serde_json::json!({ AIR: air }));
+    meta
+}
+
+/// The slash commands as a client gets them: one that is not AIR gets none of the
+/// `_meta.jetbrains` a provider gave its commands (AIR's `commandAction`, `skillPath`; ADR
+/// 0049), and no `_meta` where that was all of it.
+pub fn commands_for(air: bool, mut commands: Vec<AvailableCommand>) -> Vec<AvailableCommand> {
+    if !air {
+        for command in &mut commands {
+            if let Some(meta) = &mut command.meta {
+                meta.remove(JETBRAINS);
+                if meta.is_empty() {
+                    command.meta = None;
+                }
+            }
+        }
+    }
+    commands
+}
+
+/// The AIR extension the client declared, `None` for a client that is not AIR.
+pub fn air(client: &ClientCapabilities) -> Option<Air> {
+    let air = client.meta.as_ref()?.get(JETBRAINS)?.get(AIR)?.as_object()?;
+    let versioned = air
+        .get("version")
+        .and_then(Value::as_f64)
+        .is_some_and(|v| v.fract() == 0.0 && v >= 1.0);
+    let capabilities = match air.get("capabilities") {
+        Some(Value::Array(names)) if versioned => names
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Some(Air { capabilities })
 }
 
 /// Whether the client takes ACP's compaction updates: it advertised
@@ -50,6 +120,52 @@ mod tests {
         assert!(!terminal_output(&caps(&object)));
         assert!(!terminal_output(&caps(&json!({"terminal_output_delta": true}))));
         assert!(!terminal_output(&ClientCapabilities::default()));
+    }
+
+    #[test]
+    fn air_is_an_object_and_its_capabilities_need_a_version() {
+        let of = |value: Value| air(&caps(&json!({ "jetbrains": { "air": value } })));
+        let full = of(json!({ "version": 1, "capabilities": ["diffPatch", 7, "nonsense"] }));
+        assert_eq!(full.as_ref().map(|a| a.declares("diffPatch")), Some(true));
+        assert_eq!(full.as_ref().map(|a| a.declares("nonsense")), Some(true));
+        assert_eq!(full.map(|a| a.capabilities.len()), Some(2));
+        let later = of(json!({ "version": 2.0, "capabilities": ["diffPatch"] }));
+        assert!(later.is_some_and(|a| a.declares("diffPatch")));
+        for unversioned in [
+            json!({ "capabilities": ["diffPatch"] }),
+            json!({ "version": 0, "capabilities": ["diffPatch"] }),
+            json!({ "version": 1.5, "capabilities": ["diffPatch"] }),
+            json!({ "version": "1", "capabilities": ["diffPatch"] }),
+            json!({ "version": 1, "capabilities": "diffPatch" }),
+        ] {
+            assert_eq!(of(unversioned), Some(Air::default()));
+        }
+        for plain in [json!("air"), json!(["diffPatch"]), json!(null), json!(true)] {
+            assert_eq!(of(plain), None);
+        }
+        assert_eq!(air(&caps(&json!({ "jetbrains": "air" }))), None);
+        assert_eq!(air(&ClientCapabilities::default()), None);
+    }
+
+    #[test]
+    fn only_air_keeps_the_air_keys_of_commands() {
+        let mut both = air_meta("commandAction", json!({ "kind": "prefixPrompt" }));
+        both.insert("other".into(), json!(1));
+        let commands = vec![
+            AvailableCommand::new("goal", "g").meta(air_meta("commandAction", json!({}))),
+            AvailableCommand::new("x", "x").meta(both),
+            AvailableCommand::new("plain", "p"),
+        ];
+        assert_eq!(commands_for(true, commands.clone()), commands);
+        let plain = serde_json::to_value(commands_for(false, commands)).unwrap();
+        assert_eq!(
+            plain,
+            json!([
+                { "name": "goal", "description": "g" },
+                { "name": "x", "description": "x", "_meta": { "other": 1 } },
+                { "name": "plain", "description": "p" },
+            ])
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! acplb must do about it (a clear error, nothing lost, nothing left running). Every new feature
 //! adds its own cases here, one file per area.
 
+mod air;
 mod appserver;
 mod async_questions;
 mod auth_updates;

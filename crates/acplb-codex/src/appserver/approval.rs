@@ -94,6 +94,32 @@ impl Ask {
     }
 }
 
+/// `_meta.jetbrains.air.permission {version: 1, title, description?}` of a request, as the TS
+/// peer gives an AIR client (ADR 0049): its title by the request (a command, network access,
+/// edits, more permissions), Codex's `reason` as the description; `None` for other requests
+/// (an MCP tool's approval has none in the peer either).
+pub fn air_permission(method: &str, params: &Value) -> Option<Map<String, Value>> {
+    let title = match method {
+        methods::COMMAND_APPROVAL if params.get("networkApprovalContext").is_some_and(|n| !n.is_null()) => {
+            "Allow network access?"
+        }
+        methods::COMMAND_APPROVAL => "Run command?",
+        methods::FILE_CHANGE_APPROVAL => "Make edits?",
+        methods::PERMISSIONS_APPROVAL => "Grant permissions?",
+        _ => return None,
+    };
+    let mut permission = json!({ "version": 1, "title": title });
+    if let Some(reason) = params
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+    {
+        permission["description"] = reason.into();
+    }
+    Some(acplb_core::capabilities::air_meta("permission", permission))
+}
+
 /// Collects options and their answers, keeping option ids unique.
 #[derive(Debug, Default)]
 struct Choices {

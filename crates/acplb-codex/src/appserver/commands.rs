@@ -67,7 +67,12 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         )
         .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
             "optional: the objective, or pause, resume, clear",
-        ))),
+        )))
+        // AIR's command action, as the TS peer gives its `/goal` (ADR 0049; only AIR gets it).
+        .meta(acplb_core::capabilities::air_meta(
+            "commandAction",
+            serde_json::json!({ "kind": "prefixPrompt", "presentation": "state" }),
+        )),
     ]
 }
 

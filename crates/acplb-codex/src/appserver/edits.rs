@@ -52,6 +52,12 @@ pub(super) fn edit_finish(item: &FileChangeItem, opts: &DecoderOptions) -> ToolC
 pub(super) fn diffs(changes: &[FileUpdateChange], opts: &DecoderOptions) -> Vec<ToolCallContent> {
     let mut content = Vec::with_capacity(changes.len());
     for change in changes {
+        if opts.air_declares(crate::render::air::DIFF_PATCH)
+            && let Some(patch) = super::air_patch::content(change)
+        {
+            content.push(patch);
+            continue;
+        }
         let shown = display_path(&change.path, &opts.cwd);
         match &change.kind {
             PatchKind::Add => content.push(Diff::new(&change.path, change.diff.as_str()).into()),

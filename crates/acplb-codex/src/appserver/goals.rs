@@ -134,10 +134,17 @@ impl Goal {
     }
 }
 
-/// The `session_info_update` that shows `goal` (`None`: there is none any more).
-pub(crate) fn info_update(goal: Option<&Goal>) -> SessionUpdate {
-    let mut meta = Map::new();
-    meta.insert("goal".into(), goal.map_or(Value::Null, Goal::snapshot));
+/// The `session_info_update` that shows `goal` (`None`: there is none any more); for a
+/// `JetBrains` AIR client (`air`) also where the TS peer puts it, `_meta.jetbrains.air.goal`
+/// (ADR 0049).
+pub(crate) fn info_update(goal: Option<&Goal>, air: bool) -> SessionUpdate {
+    let snapshot = goal.map_or(Value::Null, Goal::snapshot);
+    let mut meta = if air {
+        acplb_core::capabilities::air_meta("goal", snapshot.clone())
+    } else {
+        Map::new()
+    };
+    meta.insert("goal".into(), snapshot);
     SessionUpdate::SessionInfoUpdate(SessionInfoUpdate::new().meta(meta))
 }
 

@@ -9,6 +9,7 @@
 //! of `exec/`.
 
 pub(crate) mod account;
+mod air_patch;
 pub mod approval;
 mod async_questions;
 mod binary;
@@ -63,6 +64,7 @@ pub(crate) fn open_session(
 /// What the app-server transport offers: it asks before acting, can be steered, accepts
 /// MCP servers over stdio and HTTP, and has slash commands.
 pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
+    use crate::render::air;
     catalog.asks = true;
     catalog.steer = true;
     catalog.refuses_plan = None;
@@ -70,5 +72,6 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),
         commands: commands::available(),
+        air: vec![air::DIFF_PATCH, air::RAW_INPUT_RENDERING],
     }
 }

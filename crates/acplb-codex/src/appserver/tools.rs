@@ -61,7 +61,7 @@ impl Tool {
             Tool::Edit(f) => edits::edit_call(id, f, opts),
             Tool::Mcp(m) => mcp_call(id, &exec_mcp(m)),
             Tool::Web(w) => web_call(id, &exec_web(w)),
-            Tool::Collab(c) => collab_call(id, c),
+            Tool::Collab(c) => collab_call(id, c, opts),
             Tool::SubAgent(s) => ToolCall::new(id, subagent_title(s))
                 .name(names::SUBAGENT_ACTIVITY.to_owned())
                 .kind(ToolKind::Other)
@@ -223,11 +223,14 @@ fn exec_web(item: &WebSearchItem) -> WebSearch {
 }
 
 /// This agent acting on subagents: "Spawn agent", "Wait for agent 1a2b3c4d", ….
-fn collab_call(id: ToolCallId, item: &CollabItem) -> ToolCall {
+/// A collaboration call: its task as text content, unless the client renders `rawInput`
+/// (AIR's `rawInputRendering`, ADR 0049), which holds it.
+fn collab_call(id: ToolCallId, item: &CollabItem, opts: &DecoderOptions) -> ToolCall {
+    let shown = !opts.air_declares(crate::render::air::RAW_INPUT_RENDERING);
     let content: Vec<ToolCallContent> = item
         .prompt
         .iter()
-        .filter(|p| !p.is_empty())
+        .filter(|p| shown && !p.is_empty())
         .map(|p| p.clone().into())
         .collect();
     ToolCall::new(id, collab_title(item))

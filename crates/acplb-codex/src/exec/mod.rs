@@ -73,6 +73,8 @@ pub(crate) fn capabilities(catalog: acplb_core::session::options::OptionCatalog)
         catalog,
         refuses_sse_mcp: Some(SSE_REFUSAL.into()),
         commands: Vec::new(),
+        // Exec shows a subagent's task only in `rawInput`, never as text.
+        air: vec![crate::render::air::RAW_INPUT_RENDERING],
     }
 }
 
@@ -202,6 +204,7 @@ impl CodexSession {
                 id_prefix: format!("t{}-", self.turns),
                 terminal: self.setup.client_terminal_output,
                 compaction: self.setup.client_compaction,
+                air: self.setup.client_air.clone(),
             },
             snapshot,
             transcript,

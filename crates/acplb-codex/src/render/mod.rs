@@ -35,6 +35,10 @@ pub struct DecoderOptions {
     /// Whether the client advertised `session.compaction`: Codex compacting its context is
     /// then shown as `compaction_update`s instead of a notice (ADR 0037).
     pub compaction: bool,
+    /// What a `JetBrains` AIR client declared (ADR 0049), `None` for any other client: with
+    /// `diffPatch`, the app-server decoder gives each changed file as an AIR Git patch where it
+    /// can.
+    pub air: Option<acplb_core::capabilities::Air>,
 }
 
 impl DecoderOptions {
@@ -48,7 +52,27 @@ impl DecoderOptions {
             id_prefix: String::new(),
             terminal: false,
             compaction: false,
+            air: None,
         }
+    }
+}
+
+/// The `JetBrains` AIR extension capabilities the Codex provider answers when a client declares
+/// them (ADR 0049), by the names the TS peer gives them.
+pub(crate) mod air {
+    /// File changes as Git patches (`_meta.jetbrains.air.diffPatch`), app-server only.
+    pub(crate) const DIFF_PATCH: &str = "diffPatch";
+    /// The client shows a tool call's `rawInput`: readable input (a subagent's task) is not
+    /// repeated as text content.
+    pub(crate) const RAW_INPUT_RENDERING: &str = "rawInputRendering";
+    /// A command left running in the background is marked as AIR's async task.
+    pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
+}
+
+impl DecoderOptions {
+    /// Whether the client is AIR and declared the AIR capability `name` (see [`air`]).
+    pub(crate) fn air_declares(&self, name: &str) -> bool {
+        self.air.as_ref().is_some_and(|air| air.declares(name))
     }
 }
 

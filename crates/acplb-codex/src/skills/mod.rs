@@ -70,11 +70,15 @@ impl Extras {
     pub(crate) fn commands(&self, builtins: &[AvailableCommand]) -> Vec<AvailableCommand> {
         let mut out = builtins.to_vec();
         out.extend(self.skills.iter().map(|s| {
-            AvailableCommand::new(format!("${}", s.name), format!("Skill: {}", s.description)).input(
-                AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
-                    "optional: what to do with the skill",
-                )),
-            )
+            AvailableCommand::new(format!("${}", s.name), format!("Skill: {}", s.description))
+                .input(AvailableCommandInput::Unstructured(
+                    UnstructuredCommandInput::new("optional: what to do with the skill"),
+                ))
+                // Where the skill is, for AIR only (ADR 0049), as the TS peer gives it.
+                .meta(acplb_core::capabilities::air_meta(
+                    "skillPath",
+                    s.path.to_string_lossy().into_owned().into(),
+                ))
         }));
         out.extend(self.prompts.iter().map(|p| {
             let command = AvailableCommand::new(format!("prompts:{}", p.name), p.description.clone());

@@ -169,6 +169,13 @@ pub(super) fn initialize(params: &Value) -> Value {
         .cloned()
         .unwrap_or_default();
     meta.insert(crate::capabilities::TERMINAL_OUTPUT.into(), json!(true));
+    // v2 has its own diffs, terminals and plans: the AIR tool call and plan extensions are
+    // not offered there (as the TS peer does), so an AIR client gets v2's shapes.
+    let air = meta.get_mut("jetbrains").and_then(|j| j.get_mut("air"));
+    if let Some(Value::Array(air)) = air.and_then(|a| a.get_mut("capabilities")) {
+        let tool_call_shapes = ["diffPatch", "rawInputRendering", "planContentDelta", "asyncTasks"];
+        air.retain(|c| !c.as_str().is_some_and(|c| tool_call_shapes.contains(&c)));
+    }
     let mut client = Map::new();
     if let Some(elicitation) = caps.get("elicitation").filter(|e| e.is_object()) {
         client.insert("elicitation".into(), elicitation.clone());

@@ -99,3 +99,14 @@ fn resume_replays_only_from_the_start() {
     );
     assert!(resume(json!({"sessionId": "s", "replayFrom": {"type": "message", "messageId": "m"}})).is_err());
 }
+
+#[test]
+fn an_air_client_on_v2_is_not_offered_airs_tool_call_shapes() {
+    let asked = json!({"protocolVersion": 2, "info": {"name": "air", "version": "1"}, "capabilities": {"_meta": {
+        "jetbrains": {"air": {"version": 1, "capabilities": ["diffPatch", "rawInputRendering", "goal"]}}}}});
+    let inner = initialize(&asked);
+    assert_eq!(
+        inner["clientCapabilities"]["_meta"]["jetbrains"]["air"]["capabilities"],
+        json!(["goal"])
+    );
+}

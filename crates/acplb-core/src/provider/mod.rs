@@ -122,6 +122,10 @@ pub struct SessionSetup {
     /// Whether the client advertised `clientCapabilities.session.compaction`: only then may
     /// the provider send `compaction_update` and `compaction_summary_chunk` (ADR 0037).
     pub client_compaction: bool,
+    /// What a `JetBrains` AIR client declared (`clientCapabilities._meta.jetbrains.air`, ADR
+    /// 0049), `None` for any other client: a provider adds AIR's metadata only for the
+    /// capabilities declared here.
+    pub client_air: Option<crate::capabilities::Air>,
     /// Set when the session continues one from an earlier process (`session/load`,
     /// `session/resume`): the conversation to go on with.
     pub resume: Option<Resume>,
@@ -213,6 +217,9 @@ pub struct ProviderCapabilities {
     pub refuses_sse_mcp: Option<String>,
     /// Slash commands for `available_commands_update`.
     pub commands: Vec<AvailableCommand>,
+    /// The `JetBrains` AIR extension capabilities the provider answers (`diffPatch`, …; ADR
+    /// 0049), listed to an AIR client in `initialize` beside the runtime's own.
+    pub air: Vec<&'static str>,
 }
 
 /// A provider backend: opens one [`ProviderSession`] per ACP session.

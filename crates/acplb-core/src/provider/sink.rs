@@ -15,6 +15,8 @@ pub struct PermissionAsk {
     pub tool_call: ToolCallUpdate,
     /// The choices offered, in order.
     pub options: Vec<PermissionOption>,
+    /// The request's `_meta` (`JetBrains` AIR's `permission` for an AIR client, ADR 0049).
+    pub meta: Option<agent_client_protocol::v1::schema::Meta>,
 }
 
 /// The editor's answer to a [`PermissionAsk`].

@@ -78,6 +78,7 @@ impl Store {
                     .meta(super::vendor::initialize_meta(
                         self.capabilities.catalog.steer,
                         super::goal::offered(&self.capabilities.commands),
+                        &self.capabilities.air,
                         &self.client,
                     ))
                     .auth_methods(auth_methods)

@@ -162,6 +162,7 @@ impl Store {
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let terminal_output = crate::capabilities::terminal_output(&self.client);
         let compaction = crate::capabilities::compaction(&self.client);
+        let air = crate::capabilities::air(&self.client);
         let earlier = !matches!(reply, Reply::New { .. });
         let (fork_of, meta) = match &reply {
             Reply::New { fork_of, meta, .. } => (fork_of.clone(), meta.clone()),
@@ -189,6 +190,7 @@ impl Store {
                     client_shows_notices: shows_notices,
                     client_terminal_output: terminal_output,
                     client_compaction: compaction,
+                    client_air: air,
                     resume: None,
                     fork: None,
                     meta,

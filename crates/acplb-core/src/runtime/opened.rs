@@ -33,6 +33,7 @@ impl Store {
             .unwrap_or_else(|| self.capabilities.catalog.clone());
         Rc::new(OptionCatalog {
             booleans: self.client_takes_booleans(),
+            mode_meta: crate::session::options::ModeMeta::for_client(&self.client),
             provider_modes: modes.listed(),
             ..offered
         })
@@ -135,9 +136,9 @@ impl Store {
             send_counted(&cx, flow, SessionNotification::new(session_id.clone(), update));
         }
         if !self.capabilities.commands.is_empty() {
-            let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(
-                self.capabilities.commands.clone(),
-            ));
+            let air = crate::capabilities::air(&self.client).is_some();
+            let commands = crate::capabilities::commands_for(air, self.capabilities.commands.clone());
+            let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
             send_counted(&cx, flow, SessionNotification::new(session_id, update));
         }
     }

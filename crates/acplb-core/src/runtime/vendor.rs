@@ -62,22 +62,19 @@ struct Steering {
 /// The `_meta` of `initialize`'s answer: `steering.supported`, whether `_session/steering` can
 /// join a running turn (the TS peer's key); for a client that declares `JetBrains` AIR's
 /// extension (`clientCapabilities._meta.jetbrains.air`), the AIR capabilities acplb answers as
-/// the peer does, and the goal control when the provider offers goals (`goals`).
+/// the peer does (the runtime's own, then the provider's `provider_air`), and the goal control
+/// when the provider offers goals (`goals`).
 pub(super) fn initialize_meta(
     steer: bool,
     goals: bool,
+    provider_air: &[&str],
     client: &ClientCapabilities,
 ) -> serde_json::Map<String, Value> {
     let mut meta = serde_json::Map::new();
     meta.insert("steering".to_owned(), json!({ "supported": steer }));
-    let air = client
-        .meta
-        .as_ref()
-        .and_then(|m| m.get("jetbrains"))
-        .and_then(|j| j.get("air"))
-        .is_some_and(Value::is_object);
-    if air {
-        let mut air = json!({ "version": 1, "capabilities": AIR_CAPABILITIES });
+    if crate::capabilities::air(client).is_some() {
+        let listed: Vec<&str> = AIR_CAPABILITIES.iter().chain(provider_air).copied().collect();
+        let mut air = json!({ "version": 1, "capabilities": listed });
         if goals {
             air["goal"] = super::goal::capability_meta();
         }

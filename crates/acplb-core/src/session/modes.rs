@@ -9,7 +9,7 @@
 //! the `mode` option from then on (ACP has no update of the modes a session offers, only of its
 //! config options), and ACP modes of every later answer for the session.
 
-use agent_client_protocol::v1::schema::{SessionConfigSelectOption, SessionMode, SessionModeState};
+use agent_client_protocol::v1::schema::{Meta, SessionConfigSelectOption, SessionMode, SessionModeState};
 
 use super::options::OptionCatalog;
 use crate::permission::Mode;
@@ -72,15 +72,23 @@ impl OptionCatalog {
             .unwrap_or_else(|| mode.id().to_owned())
     }
 
-    /// Every offered mode as `(id, name, description)`: acplb's own, then the provider's.
-    fn choices(&self) -> Vec<(String, String, String)> {
-        let own = self
-            .offered()
-            .map(|m| (m.id().to_owned(), m.name().to_owned(), self.mode_description(m)));
+    /// Every offered mode as `(id, name, description, meta)`: acplb's own, then the
+    /// provider's; `meta` is the AIR kind of the mode for an AIR client (ADR 0049).
+    fn choices(&self) -> Vec<(String, String, String, Option<Meta>)> {
+        let own = self.offered().map(|m| {
+            let kind = air_kind(m).filter(|_| self.mode_meta == super::options::ModeMeta::Air);
+            let meta = kind.map(|k| crate::capabilities::air_meta("kind", k.into()));
+            (
+                m.id().to_owned(),
+                m.name().to_owned(),
+                self.mode_description(m),
+                meta,
+            )
+        });
         let added = self
             .provider_modes
             .iter()
-            .map(|m| (m.id.clone(), m.name.clone(), m.description.clone()));
+            .map(|m| (m.id.clone(), m.name.clone(), m.description.clone(), None));
         own.chain(added).collect()
     }
 
@@ -90,7 +98,9 @@ impl OptionCatalog {
             self.current_mode_id(settings, mode),
             self.choices()
                 .into_iter()
-                .map(|(id, name, description)| SessionMode::new(id, name).description(description))
+                .map(|(id, name, description, meta)| {
+                    SessionMode::new(id, name).description(description).meta(meta)
+                })
                 .collect::<Vec<_>>(),
         )
     }
@@ -99,7 +109,11 @@ impl OptionCatalog {
     pub(crate) fn mode_values(&self) -> Vec<SessionConfigSelectOption> {
         self.choices()
             .into_iter()
-            .map(|(id, name, description)| SessionConfigSelectOption::new(id, name).description(description))
+            .map(|(id, name, description, meta)| {
+                SessionConfigSelectOption::new(id, name)
+                    .description(description)
+                    .meta(meta)
+            })
             .collect()
     }
 
@@ -114,7 +128,7 @@ impl OptionCatalog {
                 Ok((PROVIDER_MODE_BASE, Some(id.to_owned())))
             }
             None => {
-                let ids: Vec<String> = self.choices().into_iter().map(|(id, _, _)| id).collect();
+                let ids: Vec<String> = self.choices().into_iter().map(|(id, ..)| id).collect();
                 Err(ModeRefusal::Unknown(ids.join(", ")))
             }
         }
@@ -126,6 +140,18 @@ impl OptionCatalog {
             ModeRefusal::Unavailable(why) => format!("mode `{id}` is not available: {why}"),
             ModeRefusal::Unknown(ids) => format!("unknown mode `{id}`; the modes are {ids}"),
         })
+    }
+}
+
+/// The kind AIR gives a mode as the TS peer names them: `standard` for one that asks the user
+/// (read-only, auto), `full_access` for no sandbox; none for plan (the peer's plan is a
+/// collaboration mode, not a mode) nor for a provider's modes (the peer's permission profiles
+/// have none).
+fn air_kind(mode: Mode) -> Option<&'static str> {
+    match mode {
+        Mode::ReadOnly | Mode::Auto => Some("standard"),
+        Mode::FullAccess => Some("full_access"),
+        Mode::Plan => None,
     }
 }
 

@@ -28,6 +28,27 @@ pub const WHILE_BUSY: &str = "while_busy";
 /// The value meaning "whatever the provider's own configuration says".
 pub const DEFAULT_VALUE: &str = "default";
 
+/// What a mode carries beside its id, name and description.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ModeMeta {
+    /// Nothing.
+    #[default]
+    Plain,
+    /// Its kind as `JetBrains` AIR names it, in `_meta.jetbrains.air.kind` (ADR 0049).
+    Air,
+}
+
+impl ModeMeta {
+    /// `Air` for a client that is AIR.
+    pub fn for_client(client: &agent_client_protocol::v1::schema::ClientCapabilities) -> Self {
+        if crate::capabilities::air(client).is_some() {
+            ModeMeta::Air
+        } else {
+            ModeMeta::Plain
+        }
+    }
+}
+
 /// Models and efforts a provider offers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OptionCatalog {
@@ -51,6 +72,9 @@ pub struct OptionCatalog {
     /// .boolean`); a client that did not gets each toggle as a select of `true` (On) and
     /// `false` (Off), as ACP asks.
     pub booleans: bool,
+    /// Whether each mode carries its AIR kind (`_meta.jetbrains.air.kind`): for a
+    /// `JetBrains` AIR client (ADR 0049).
+    pub mode_meta: ModeMeta,
     /// Why plan mode is not offered, as a sentence for the error a client that picks it gets
     /// (`None`: it is offered).
     pub refuses_plan: Option<String>,
@@ -348,6 +372,7 @@ mod tests {
             asks: true,
             steer: true,
             booleans: true,
+            mode_meta: ModeMeta::Plain,
             refuses_plan: None,
             provider_modes: Vec::new(),
             initial_mode: None,

@@ -118,7 +118,8 @@ impl SessionSink for AcpSink {
     }
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        let request = RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options);
+        let request =
+            RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options).meta(ask.meta);
         // Behind the same gate as updates: a flood of asks waits for the client too.
         self.flow.sent(json_size(&request));
         let sent = self.cx.send_request(request);

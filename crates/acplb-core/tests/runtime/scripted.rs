@@ -130,6 +130,7 @@ impl Scripted {
             asks: true,
             steer,
             booleans: false,
+            mode_meta: acplb_core::session::options::ModeMeta::Plain,
             refuses_plan: None,
             provider_modes: Vec::new(),
             initial_mode: None,
@@ -142,6 +143,7 @@ impl Scripted {
                 catalog,
                 refuses_sse_mcp: None,
                 commands,
+                air: Vec::new(),
             },
             later_commands: tokio::sync::watch::Sender::new(Vec::new()),
         }))
@@ -298,6 +300,7 @@ fn ask(prompt: &str) -> PermissionAsk {
             PermissionOption::new("allow", "Allow", PermissionOptionKind::AllowOnce),
             PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
         ],
+        meta: None,
     }
 }
 

@@ -170,5 +170,6 @@ fn new_decoder(opts: &DecodeOptions) -> AppDecoder {
         id_prefix: "t1-".to_owned(),
         terminal: false,
         compaction: false,
+        air: None,
     })
 }

@@ -202,3 +202,27 @@ fn a_file_change_request_carries_the_started_diff_and_the_root() {
         "the ask leaves the call's status alone"
     );
 }
+
+#[test]
+fn air_permission_titles_follow_the_request_and_carry_the_reason() {
+    let permission = |method: &str, params: Value| {
+        air_permission(method, &params).map(|m| m["jetbrains"]["air"]["permission"].clone())
+    };
+    assert_eq!(
+        permission(
+            methods::COMMAND_APPROVAL,
+            json!({ "reason": "  needs the network  " })
+        ),
+        Some(json!({ "version": 1, "title": "Run command?", "description": "needs the network" }))
+    );
+    let network = json!({ "networkApprovalContext": { "host": "x", "protocol": "https" }, "reason": " " });
+    assert_eq!(
+        permission(methods::COMMAND_APPROVAL, network),
+        Some(json!({ "version": 1, "title": "Allow network access?" }))
+    );
+    let edits = permission(methods::FILE_CHANGE_APPROVAL, json!({ "reason": 7 }));
+    assert_eq!(edits, Some(json!({ "version": 1, "title": "Make edits?" })));
+    let more = permission(methods::PERMISSIONS_APPROVAL, json!({}));
+    assert_eq!(more, Some(json!({ "version": 1, "title": "Grant permissions?" })));
+    assert_eq!(permission(methods::MCP_ELICITATION, json!({})), None);
+}

@@ -5,12 +5,25 @@
 //! of the turn that started it). The session keeps the turn's decoder for that
 //! (`session/background.rs`).
 
-use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus, ToolCallUpdateFields};
-use serde_json::Value;
+use agent_client_protocol::v1::schema::{
+    Meta, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+};
+use serde_json::{Value, json};
 
 use super::{AppDecoder, OpenCall};
 use crate::appserver::protocol::methods;
-use crate::render::emit;
+use crate::render::air;
+
+/// `{"jetbrains": {"air": {"asyncTasks": {"backgrounded": true}}}}`, exactly as the TS peer
+/// writes it (without the extension's `version`).
+fn backgrounded() -> Meta {
+    let mut meta = Meta::new();
+    meta.insert(
+        acplb_core::capabilities::JETBRAINS.to_owned(),
+        json!({ acplb_core::capabilities::AIR: { air::ASYNC_TASKS: { "backgrounded": true } } }),
+    );
+    meta
+}
 
 impl AppDecoder {
     /// Takes the open commands that run in a process of Codex's: they go on after the turn.
@@ -22,8 +35,11 @@ impl AppDecoder {
         kept
     }
 
-    /// Keeps `calls` open, each showing that it runs in the background and how to stop it.
+    /// Keeps `calls` open, each showing that it runs in the background and how to stop it;
+    /// for a `JetBrains` AIR client that declared `asyncTasks`, marked as the TS peer marks a
+    /// backgrounded command: `_meta.jetbrains.air.asyncTasks.backgrounded` (ADR 0049).
     pub(super) fn keep_background(&mut self, calls: Vec<OpenCall>, out: &mut Vec<SessionUpdate>) {
+        let marked = self.opts.air_declares(air::ASYNC_TASKS);
         for open in calls {
             let process = open.process.as_deref().unwrap_or_default();
             let mut content = open.shown();
@@ -33,11 +49,11 @@ impl AppDecoder {
                 )
                 .into(),
             );
-            emit::tool_progress(
-                out,
-                open.call.tool_call_id.clone(),
-                ToolCallUpdateFields::new().content(content),
-            );
+            let fields = ToolCallUpdateFields::new().content(content);
+            let update = ToolCallUpdate::new(open.call.tool_call_id.clone(), fields);
+            out.push(SessionUpdate::ToolCallUpdate(
+                update.meta(marked.then(backgrounded)),
+            ));
             self.open.push(open);
         }
     }

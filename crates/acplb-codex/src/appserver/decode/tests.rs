@@ -608,3 +608,50 @@ fn an_interrupted_turn_closes_its_background_commands() {
     assert_eq!(updates.last().unwrap()["status"], "failed", "{updates:?}");
     assert!(!d.following());
 }
+
+#[test]
+fn an_air_client_gets_patches_and_no_repeated_task_only_for_what_it_declared() {
+    let messages = [
+        item(
+            "item/completed",
+            json!({"type": "fileChange", "id": "f1", "status": "completed", "changes": [
+                {"path": "/workspace/a.rs", "kind": {"type": "update", "move_path": null},
+                 "diff": "@@ -1 +1 @@\n-x\n+y\n"}]}),
+        ),
+        item(
+            "item/started",
+            json!({"type": "collabAgentToolCall", "id": "k1", "tool": "spawnAgent", "status": "inProgress",
+                "senderThreadId": "s", "receiverThreadIds": [], "prompt": "Check the docs", "model": null,
+                "reasoningEffort": null, "agentsStates": {}}),
+        ),
+    ];
+    let air = |declared: &[&str]| {
+        let air = acplb_core::capabilities::Air {
+            capabilities: declared.iter().map(|c| (*c).to_owned()).collect(),
+        };
+        let mut d = AppDecoder::new(DecoderOptions {
+            id_prefix: "t1/".into(),
+            air: Some(air),
+            ..DecoderOptions::new("/workspace")
+        });
+        run(&mut d, &messages).0
+    };
+    let both = air(&["diffPatch", "rawInputRendering"]);
+    let patch = &both[0]["content"][0]["_meta"]["jetbrains"]["air"]["diffPatch"];
+    assert_eq!(
+        patch["text"],
+        "diff --git a/workspace/a.rs b/workspace/a.rs\n--- a/workspace/a.rs\n+++ b/workspace/a.rs\n@@ -1 +1 @@\n-x\n+y\n"
+    );
+    assert!(
+        both[1].get("content").is_none_or(|c| c == &json!([])),
+        "{}",
+        both[1]
+    );
+    assert_eq!(both[1]["rawInput"]["prompt"], "Check the docs");
+    let neither = air(&[]);
+    assert_eq!(
+        neither[0]["content"][0],
+        json!({"type": "diff", "path": "/workspace/a.rs", "oldText": "x\n", "newText": "y\n"})
+    );
+    assert_eq!(neither[1]["content"][0]["content"]["text"], "Check the docs");
+}

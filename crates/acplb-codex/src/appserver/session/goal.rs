@@ -73,7 +73,8 @@ impl AppSession {
         };
         let changed = self.goal != now;
         self.goal = now;
-        Ok((text, changed.then(|| goals::info_update(self.goal.as_ref()))))
+        let air = self.setup.client_air.is_some();
+        Ok((text, changed.then(|| goals::info_update(self.goal.as_ref(), air))))
     }
 
     /// The error for a turn's start Codex refused: a goal's in words (its goals off, no goal
@@ -111,7 +112,8 @@ impl TurnRun<'_> {
             return;
         }
         let line = goals::change_line(self.goal.as_ref(), now.as_ref());
-        self.out.push(goals::info_update(now.as_ref()));
+        let air = self.decoder.options().air.is_some();
+        self.out.push(goals::info_update(now.as_ref(), air));
         if let Some(line) = line {
             self.out.push(self.tell(&line));
         }

@@ -192,9 +192,13 @@ impl TurnRun<'_> {
             Ask::from_request(method, &params, &self.decoder)
         };
         if let Some(ask) = ask {
+            let air = self.decoder.options().air.is_some();
             let question = acplb_core::provider::PermissionAsk {
                 tool_call: ask.tool_call.clone(),
                 options: ask.options.clone(),
+                meta: air
+                    .then(|| super::super::approval::air_permission(method, &params))
+                    .flatten(),
             };
             self.waiting.push((id.clone(), ask.cancelled()));
             asks.push(Box::pin(async move {

@@ -9,8 +9,9 @@
 
 use std::fmt::Write as _;
 
+use acplb_core::capabilities::air_meta;
 use agent_client_protocol::v1::schema::{
-    SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields, ToolKind,
+    Meta, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::{Value, json};
 
@@ -54,6 +55,8 @@ struct Child {
     decoder: AppDecoder,
     /// Items the editor was asked about: their tool calls end when the items do.
     asked: Vec<(String, ToolCallId)>,
+    /// `_meta.jetbrains.air.subagent: true` on its reports, for an AIR client (ADR 0049).
+    meta: Option<Meta>,
 }
 
 /// The subagents of one turn of one session.
@@ -186,11 +189,13 @@ impl Subagents {
                 let mut options = self.options.clone();
                 options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
                 let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
+                let air = (self.options.air.as_ref()).map(|_| air_meta("subagent", true.into()));
                 let call = ToolCall::new(call_id.clone(), shown)
                     .name(names::SPAWN_AGENT.to_owned())
                     .kind(ToolKind::Think)
                     .status(ToolCallStatus::InProgress)
-                    .raw_input(json!({ "threadId": thread }));
+                    .raw_input(json!({ "threadId": thread }))
+                    .meta(air.clone());
                 emit::tool_started(out, call);
                 self.children.push(Child {
                     thread_id: thread.to_owned(),
@@ -203,6 +208,7 @@ impl Subagents {
                     result: None,
                     decoder: AppDecoder::new(options),
                     asked: Vec::new(),
+                    meta: air,
                 });
                 return self.children.last_mut();
             }
@@ -336,7 +342,8 @@ impl Child {
         if !is_open(self.status) {
             fields = fields.raw_output(json!({ "threadId": self.thread_id, "result": self.result }));
         }
-        emit::tool_progress(out, self.call_id.clone(), fields);
+        let update = ToolCallUpdate::new(self.call_id.clone(), fields).meta(self.meta.clone());
+        out.push(SessionUpdate::ToolCallUpdate(update));
     }
 
     /// An item the editor was asked about ended: its tool call does too.

@@ -52,6 +52,7 @@ impl SessionActor {
         // What the session learned otherwise stays: the provider's modes, the initial mode.
         let catalog = OptionCatalog {
             booleans: self.catalog.booleans,
+            mode_meta: self.catalog.mode_meta,
             provider_modes: self.catalog.provider_modes.clone(),
             initial_mode: self.catalog.initial_mode.clone(),
             ..offered
@@ -103,6 +104,10 @@ impl SessionActor {
     pub(super) fn commands_changed(&mut self, mut offered: Vec<AvailableCommand>) {
         offered.push(crate::runtime::rename_command());
         tracing::debug!(session = %self.id, commands = offered.len(), "the provider's commands changed");
+        let offered = crate::capabilities::commands_for(
+            self.catalog.mode_meta == crate::session::options::ModeMeta::Air,
+            offered,
+        );
         self.notify(SessionUpdate::AvailableCommandsUpdate(
             AvailableCommandsUpdate::new(offered),
         ));

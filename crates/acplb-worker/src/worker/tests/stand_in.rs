@@ -229,12 +229,14 @@ impl ProviderAdapter for Scripted {
                 asks: false,
                 steer: false,
                 booleans: false,
+                mode_meta: acplb_core::session::options::ModeMeta::Plain,
                 refuses_plan: None,
                 provider_modes: Vec::new(),
                 initial_mode: None,
             },
             refuses_sse_mcp: None,
             commands: Vec::new(),
+            air: Vec::new(),
         }
     }
 
