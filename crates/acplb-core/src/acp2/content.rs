@@ -43,7 +43,9 @@ pub(super) fn to_v2(item: &mut Value) {
     *fields = diff;
 }
 
-/// A git-style patch turning `old` (none: a new file) into `new` at `path`.
+/// A git-style patch turning `old` (none: a new file) into `new` at `path`: one hunk, the lines
+/// between the common start and end with up to three lines of context around them. (Not a
+/// minimal diff: a diff crate costs acplb's every session its code pages, ADR 0048.)
 fn git_patch(path: &str, old: Option<&str>, new: &str) -> String {
     let name = path.trim_start_matches('/');
     let (from, to) = match old {
@@ -51,13 +53,53 @@ fn git_patch(path: &str, old: Option<&str>, new: &str) -> String {
         Some(_) if new.is_empty() => (format!("a/{name}"), "/dev/null".to_owned()),
         Some(_) => (format!("a/{name}"), format!("b/{name}")),
     };
-    let diff = similar::TextDiff::from_lines(old.unwrap_or_default(), new);
-    let hunks = diff
-        .unified_diff()
-        .context_radius(3)
-        .header(&from, &to)
-        .to_string();
-    format!("diff --git a/{name} b/{name}\n{hunks}")
+    let a: Vec<&str> = old.unwrap_or_default().split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let same_start = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let most_end = a.len().min(b.len()) - same_start;
+    let same_end = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(most_end)
+        .take_while(|(x, y)| x == y)
+        .count();
+    let start = same_start.saturating_sub(3);
+    let after = same_end.min(3);
+    let (a_end, b_end) = (a.len() - same_end + after, b.len() - same_end + after);
+    let range = |first: usize, count: usize| {
+        if count == 0 {
+            format!("{first},0")
+        } else {
+            format!("{},{count}", first + 1)
+        }
+    };
+    let mut text = format!(
+        "diff --git a/{name} b/{name}\n--- {from}\n+++ {to}\n@@ -{} +{} @@\n",
+        range(start, a_end - start),
+        range(start, b_end - start)
+    );
+    let line = |text: &mut String, mark: char, l: &str| {
+        text.push(mark);
+        text.push_str(l);
+        if !l.ends_with('\n') {
+            text.push_str("\n\\ No newline at end of file\n");
+        }
+    };
+    let (a_change_end, b_change_end) = (a.len() - same_end, b.len() - same_end);
+    for l in &a[start..same_start] {
+        line(&mut text, ' ', l);
+    }
+    for l in &a[same_start..a_change_end] {
+        line(&mut text, '-', l);
+    }
+    for l in &b[same_start..b_change_end] {
+        line(&mut text, '+', l);
+    }
+    for l in &a[a_change_end..a_end] {
+        line(&mut text, ' ', l);
+    }
+    text
 }
 
 /// The terminal a v1 tool call update drives, taken out of its `_meta`.
@@ -173,7 +215,14 @@ mod tests {
             text.starts_with("diff --git a/w/a.txt b/w/a.txt\n--- a/w/a.txt\n+++ b/w/a.txt\n"),
             "{text}"
         );
-        assert!(text.contains("-one\n+two\n"), "{text}");
+        assert!(text.contains("@@ -1,1 +1,1 @@\n-one\n+two\n"), "{text}");
+        let mut middle = json!({"type": "diff", "path": "/w/m.txt", "oldText": "1\n2\n3\n4\n5\nx\n6\n7\n8\n9\n", "newText": "1\n2\n3\n4\n5\ny\n6\n7\n8\n9\n"});
+        to_v2(&mut middle);
+        let text = middle["patch"]["text"].as_str().unwrap();
+        assert!(
+            text.ends_with("@@ -3,7 +3,7 @@\n 3\n 4\n 5\n-x\n+y\n 6\n 7\n 8\n"),
+            "{text}"
+        );
         let mut added = json!({"type": "diff", "path": "/w/n.txt", "newText": "x\n"});
         to_v2(&mut added);
         assert_eq!(added["changes"][0]["operation"], "add");
