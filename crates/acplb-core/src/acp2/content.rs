@@ -37,9 +37,7 @@ pub(super) fn to_v2(item: &mut Value) {
         "patch".into(),
         json!({"format": "git_patch", "text": git_patch(&path, old.as_deref(), &new)}),
     );
-    if let Some(meta) = fields.remove("_meta").filter(|m| !m.is_null()) {
-        diff.insert("_meta".into(), meta);
-    }
+    super::updates::keep_meta(&mut diff, fields);
     *fields = diff;
 }
 

@@ -24,7 +24,7 @@ pub(super) type Responder = agent_client_protocol::v2::Responder<Value>;
 pub(super) struct Face {
     inner: OnceLock<Inner>,
     outer: OnceLock<Outer>,
-    pub(super) sessions: Mutex<Sessions>,
+    sessions: Mutex<Sessions>,
 }
 
 impl Face {
@@ -60,7 +60,7 @@ impl Face {
     /// Sends `session/update` with the v2 `update` for `session`. The shapes are v2's by
     /// construction (`updates.rs`, checked against the v2 schema by its tests); the update is
     /// not parsed again here, which would link v2's whole update schema into every acplb
-    /// (about 1 MB of code pages, ADR 0048).
+    /// (0.5 MB of `.text`, ADR 0048).
     pub(super) fn update(&self, session: &str, update: Value) {
         if update.get("sessionUpdate").and_then(Value::as_str).is_none() {
             tracing::debug!(%update, "an update without a kind is left out");
@@ -143,7 +143,7 @@ pub(super) fn request(face: &Arc<Face>, method: &str, params: Value, responder: 
 }
 
 /// The session a request's params name (empty if none).
-fn named(params: &Value) -> String {
+pub(super) fn named(params: &Value) -> String {
     params
         .get("sessionId")
         .and_then(Value::as_str)
@@ -192,20 +192,13 @@ fn prompt(
     params: &Value,
     responder: Responder,
 ) -> Result<(), agent_client_protocol::Error> {
-    let session = params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
+    let session = named(params);
     if !face.with_sessions(|s| s.knows(&session)) {
         return responder.respond_with_error(wire::unknown_session(&session));
     }
-    let blocks = match params.get("prompt") {
-        Some(Value::Array(blocks)) if !blocks.is_empty() => blocks.clone(),
-        _ => {
-            let why = "session/prompt needs a non-empty `prompt` array of content blocks";
-            return responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, why));
-        }
+    let Some(blocks) = params["prompt"].as_array().filter(|b| !b.is_empty()) else {
+        let why = "session/prompt needs a non-empty `prompt` array of content blocks";
+        return responder.respond_with_error(wire::invalid_params(Reason::InvalidParams, why));
     };
     let inner = face.inner()?;
     let message = UntypedMessage::new("session/prompt", params)?;

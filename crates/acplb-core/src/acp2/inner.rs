@@ -13,19 +13,15 @@ use super::updates;
 use crate::error::wire;
 
 /// The v1 runtime's notification `method`.
-pub(super) fn notification(face: &Face, method: &str, params: Value) {
+pub(super) fn notification(face: &Face, method: &str, mut params: Value) {
     if method != "session/update" {
         // Vendor notifications (`_session/list/changes`, `_auth/status_update`) and
         // `elicitation/complete` have the same shape on both versions.
         face.notify(method, params);
         return;
     }
-    let session = params
-        .get("sessionId")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let update = params.get("update").cloned().unwrap_or(Value::Null);
+    let session = super::face::named(&params);
+    let update = params.get_mut("update").map_or(Value::Null, Value::take);
     let v2 = face.with_sessions(|s| updates::to_v2(update, &mut s.get(&session).ids));
     for update in v2 {
         face.update(&session, update);

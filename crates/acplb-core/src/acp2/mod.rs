@@ -43,7 +43,8 @@ impl<R: ConnectTo<Client>> ConnectTo<Client> for V2Face<R> {
             .name(self.name.clone())
             .on_receive_notification(
                 async move |n: UntypedMessage, _cx| {
-                    inner::notification(&for_notes, n.method(), n.params().clone());
+                    let (method, params) = n.into_parts();
+                    inner::notification(&for_notes, &method, params);
                     Ok(())
                 },
                 on_receive_notification!(),
@@ -52,7 +53,8 @@ impl<R: ConnectTo<Client>> ConnectTo<Client> for V2Face<R> {
                 async move |r: UntypedMessage,
                             responder: agent_client_protocol::v1::Responder<Value>,
                             _cx| {
-                    inner::request(&for_asks, r.method(), r.params().clone(), responder);
+                    let (method, params) = r.into_parts();
+                    inner::request(&for_asks, &method, params, responder);
                     Ok(())
                 },
                 on_receive_request!(),
@@ -75,7 +77,8 @@ fn outer(face: Arc<Face>, name: String) -> impl ConnectTo<Client> {
         .on_receive_request(
             async move |r: UntypedMessage, responder: Responder, cx: Outer| {
                 face.set_outer(&cx);
-                face::request(&face, r.method(), r.params().clone(), responder);
+                let (method, params) = r.into_parts();
+                face::request(&face, &method, params, responder);
                 Ok(())
             },
             on_receive_request!(),

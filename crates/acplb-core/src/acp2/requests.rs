@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::updates::config_option;
+use super::updates::{config_options, keep_meta};
+use crate::capabilities::{AIR, JETBRAINS};
 
 /// How the face serves one v2 request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +79,7 @@ pub(super) fn result(shape: Shape, result: Value) -> Value {
     match shape {
         Shape::Same => result,
         Shape::Setup => setup(result),
-        Shape::SetConfig => options_only(&result),
+        Shape::SetConfig => options_only(result),
     }
 }
 
@@ -122,22 +123,18 @@ pub(super) fn setup(result: Value) -> Value {
         out.insert("sessionId".into(), id);
     }
     let mut options = result.remove("configOptions").unwrap_or_else(|| json!([]));
-    if let Value::Array(list) = &mut options {
-        list.iter_mut().for_each(config_option);
-    }
+    config_options(&mut options);
     out.insert("configOptions".into(), options);
     out.insert("availableCommands".into(), json!([]));
-    if let Some(meta) = result.remove("_meta").filter(|m| !m.is_null()) {
-        out.insert("_meta".into(), meta);
-    }
+    keep_meta(&mut out, &mut result);
     Value::Object(out)
 }
 
-fn options_only(result: &Value) -> Value {
-    let mut options = result.get("configOptions").cloned().unwrap_or_else(|| json!([]));
-    if let Value::Array(list) = &mut options {
-        list.iter_mut().for_each(config_option);
-    }
+fn options_only(mut result: Value) -> Value {
+    let mut options = result
+        .get_mut("configOptions")
+        .map_or_else(|| json!([]), Value::take);
+    config_options(&mut options);
     json!({ "configOptions": options })
 }
 
@@ -171,7 +168,7 @@ pub(super) fn initialize(params: &Value) -> Value {
     meta.insert(crate::capabilities::TERMINAL_OUTPUT.into(), json!(true));
     // v2 has its own diffs, terminals and plans: the AIR tool call and plan extensions are
     // not offered there (as the TS peer does), so an AIR client gets v2's shapes.
-    let air = meta.get_mut("jetbrains").and_then(|j| j.get_mut("air"));
+    let air = meta.get_mut(JETBRAINS).and_then(|j| j.get_mut(AIR));
     if let Some(Value::Array(air)) = air.and_then(|a| a.get_mut("capabilities")) {
         let tool_call_shapes = ["diffPatch", "rawInputRendering", "planContentDelta", "asyncTasks"];
         air.retain(|c| !c.as_str().is_some_and(|c| tool_call_shapes.contains(&c)));

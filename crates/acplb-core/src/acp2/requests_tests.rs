@@ -1,3 +1,5 @@
+//! The v2 face's request shapes against the v1 and v2 schema types (`requests.rs`).
+
 use agent_client_protocol::v1::schema as v1;
 use agent_client_protocol::v2::schema as v2;
 use serde_json::json;

@@ -85,8 +85,8 @@ pub(super) fn to_v2(update: Value, ids: &mut Ids) -> Vec<Value> {
             vec![Value::Object(update)]
         }
         "config_option_update" => {
-            if let Some(Value::Array(options)) = update.get_mut("configOptions") {
-                options.iter_mut().for_each(config_option);
+            if let Some(options) = update.get_mut("configOptions") {
+                config_options(options);
             }
             vec![Value::Object(update)]
         }
@@ -126,8 +126,15 @@ fn command(command: &mut Value) {
     }
 }
 
+/// A list of v1 config options in v2's shape (see [`config_option`]).
+pub(super) fn config_options(options: &mut Value) {
+    if let Value::Array(list) = options {
+        list.iter_mut().for_each(config_option);
+    }
+}
+
 /// A v1 config option (`id`, select groups named `group`) as v2's (`configId`, `groupId`).
-pub(super) fn config_option(option: &mut Value) {
+fn config_option(option: &mut Value) {
     let Value::Object(option) = option else {
         return;
     };
@@ -143,7 +150,8 @@ pub(super) fn config_option(option: &mut Value) {
     }
 }
 
-fn keep_meta(out: &mut Map<String, Value>, from: &mut Map<String, Value>) {
+/// Moves a non-null `_meta` from `from` to `out`.
+pub(super) fn keep_meta(out: &mut Map<String, Value>, from: &mut Map<String, Value>) {
     if let Some(meta) = from.remove("_meta").filter(|m| !m.is_null()) {
         out.insert("_meta".into(), meta);
     }

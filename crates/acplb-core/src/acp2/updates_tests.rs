@@ -1,3 +1,5 @@
+//! Each v1 update's v2 form parsed as v2's `SessionUpdate` (`updates.rs`).
+
 use agent_client_protocol::v2::schema::SessionUpdate;
 use serde_json::{Value, json};
 
