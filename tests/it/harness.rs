@@ -1,7 +1,10 @@
 //! The end-to-end harness: the real `acplb` binary over real stdio, driven by the ACP SDK's
 //! client role, with its stderr kept for failure messages.
 
+use std::any::Any;
+use std::future::Future;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,6 +26,15 @@ use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt 
 pub fn transport() -> String {
     std::env::var("ACPLB_TRANSPORT").unwrap_or_else(|_| "app-server".into())
 }
+
+/// A test's client body with its types erased (see [`Acplb::client`]).
+type ErasedMain<'a> = Box<
+    dyn FnOnce(
+            ConnectionTo<Agent>,
+        )
+            -> Pin<Box<dyn Future<Output = Result<Box<dyn Any>, agent_client_protocol::Error>> + 'a>>
+        + 'a,
+>;
 
 /// Every `session/update` the client received, in order.
 #[derive(Clone, Default)]
@@ -363,6 +375,22 @@ impl Acplb {
         updates: &Updates,
         main: impl AsyncFnOnce(ConnectionTo<Agent>) -> Result<R, agent_client_protocol::Error>,
     ) -> Result<R, agent_client_protocol::Error> {
+        let main: ErasedMain<'_> =
+            Box::new(move |cx| Box::pin(async move { main(cx).await.map(|r| Box::new(r) as Box<dyn Any>) }));
+        let out = self.erased_client(updates, main).await?;
+        Ok(*out
+            .downcast::<R>()
+            .expect("erased_client hands back what main returned"))
+    }
+
+    /// [`Acplb::client`] without its type parameters, so the SDK's connection and handler
+    /// machinery is compiled once for the whole suite instead of once per test (which made
+    /// the test binary a gigabyte and its link slow).
+    async fn erased_client(
+        &mut self,
+        updates: &Updates,
+        main: ErasedMain<'_>,
+    ) -> Result<Box<dyn Any>, agent_client_protocol::Error> {
         let stdin = self.child.stdin.take().expect("stdin not taken yet");
         let stdout = self.child.stdout.take().expect("stdout not taken yet");
         let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
@@ -408,7 +436,7 @@ impl Acplb {
                 },
                 on_receive_notification!(),
             )
-            .connect_with(transport, main)
+            .connect_with(transport, async move |cx| main(cx).await)
             .await
     }
 
