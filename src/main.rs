@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 fn main() -> ExitCode {
+    acplb_core::telemetry::install_panic_hook();
     let cli = cli::Cli::parse();
     // The worker daemon sets up its own logging once it knows where its workers' files go.
     let daemon = matches!(cli.command, Some(cli::Command::Worker(ref w)) if w.runs_daemon());

@@ -1,8 +1,12 @@
 //! Logging setup: tracing to stderr (filtered by `RUST_LOG`, coloured only on a terminal; written
 //! by a thread of its own, so a reader that stops reading never holds acplb up: `stderr.rs`) and
-//! optionally to a file, never to stdout, which carries the protocol.
+//! optionally to a file, never to stdout, which carries the protocol; and what a panic does
+//! (`panic.rs`).
 
+mod panic;
 mod stderr;
+
+pub use panic::{PANIC_EXIT_STATUS, install_panic_hook};
 
 use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
