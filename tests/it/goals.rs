@@ -110,6 +110,39 @@ async fn a_goal_runs_until_codex_marks_it_complete_and_goal_shows_it() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goal_budget_caps_the_goals_tokens_and_shows_them_used_of_it() {
+    let mut live = live_on("app-server", &[]);
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let (budgeted, snapshot, shown) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let id = &open(&cx, &cwd, ClientCapabilities::new()).await?;
+            let done = prompt(&cx, id, "/goal Ship the release scenario:goal_done").await?;
+            assert_end_turn(&done.stop_reason);
+            updates.clear();
+            assert_end_turn(&prompt(&cx, id, "/goal budget 250_000").await?.stop_reason);
+            let budgeted = updates.agent_text();
+            let snapshot = snapshots(&updates).last().cloned().unwrap_or_default();
+            updates.clear();
+            assert_end_turn(&prompt(&cx, id, "/goal").await?.stop_reason);
+            Ok((budgeted, snapshot, updates.agent_text()))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(budgeted.contains("of 250000 tokens"), "{budgeted}");
+    assert_eq!(
+        snapshot["tokenBudget"], 250_000,
+        "the editor's snapshot follows: {snapshot}"
+    );
+    assert_eq!(
+        snapshot["objective"], "Ship the release scenario:goal_done",
+        "{snapshot}"
+    );
+    assert!(shown.contains("of 250000 tokens"), "Codex kept it: {shown}");
+    assert!(shown.contains("Ship the release"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_prompt_follows_the_turn_codex_starts_next_while_the_goal_is_active() {
     let mut live = live_on("app-server", &[]);
     let (cwd, updates) = (live.workspace(), live.updates.clone());

@@ -89,6 +89,45 @@ async fn pausing_when_there_is_no_goal_fails_on_both_paths_and_says_so() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_without_a_goal_or_a_number_is_refused_and_reaches_nothing() {
+    let mut live = live_on("app-server", &[]);
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let (before_thread, no_goal, bad) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let id = open(&cx, &cwd, ClientCapabilities::new()).await?;
+            let before_thread = prompt(&cx, &id, "/goal budget 1000").await.expect_err("no goal");
+            assert_end_turn(&prompt(&cx, &id, "scenario:plain hello").await?.stop_reason);
+            let no_goal = prompt(&cx, &id, "/goal budget 1000").await.expect_err("no goal");
+            let mut bad = Vec::new();
+            for text in [
+                "/goal budget",
+                "/goal budget 0",
+                "/goal budget lots",
+                "/goal budget -5",
+            ] {
+                bad.push(prompt(&cx, &id, text).await.expect_err("no number"));
+            }
+            Ok((before_thread, no_goal, bad))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    for e in [&before_thread, &no_goal] {
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+        assert!(e.message.contains("There is no goal to budget"), "{e:?}");
+    }
+    for e in &bad {
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS, "{e:?}");
+        assert!(e.message.contains("whole number of tokens above zero"), "{e:?}");
+    }
+    assert_eq!(
+        live.mock.requests().len(),
+        1,
+        "only the plain prompt reached the model"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_with_goals_off_refuses_and_acplb_says_how_to_turn_them_on() {
     let mut live = live_on("app-server", &["features.goals=false"]);
     let (cwd, updates) = (live.workspace(), live.updates.clone());

@@ -32,6 +32,10 @@ pub(crate) enum Ask {
     Resume,
     /// `/goal clear`.
     Clear,
+    /// `/goal budget <tokens>`: the goal's token budget.
+    Budget(u64),
+    /// `/goal budget` without a whole number of tokens above zero.
+    BadBudget,
     /// An objective too long: the reason, shown.
     TooLong,
 }
@@ -40,6 +44,17 @@ impl Ask {
     /// The arguments after `/goal`.
     pub(crate) fn parse(args: &str) -> Self {
         let args = args.trim();
+        let mut words = args.splitn(2, char::is_whitespace);
+        if words.next().is_some_and(|w| w.eq_ignore_ascii_case("budget")) {
+            let rest = words.next().unwrap_or("").trim();
+            // One word after `budget` is meant as a budget; more words are an objective.
+            if !rest.contains(char::is_whitespace) {
+                return match rest.replace(['_', ','], "").parse::<u64>() {
+                    Ok(tokens) if tokens > 0 => Self::Budget(tokens),
+                    _ => Self::BadBudget,
+                };
+            }
+        }
         match args.to_ascii_lowercase().as_str() {
             "" => Self::Show,
             "pause" => Self::Pause,
@@ -58,8 +73,9 @@ impl Ask {
 
 /// How to use the command.
 pub(crate) const USAGE: &str = "Usage: `/goal` shows the goal Codex works toward; `/goal <objective>` \
-sets one (Codex then works on until it is complete, paused or out of budget); `/goal pause`, \
-`/goal resume` and `/goal clear` do what they say.\n";
+sets one (Codex then works on until it is complete, paused or out of budget); `/goal budget \
+<tokens>` caps the tokens Codex may spend on it; `/goal pause`, `/goal resume` and `/goal clear` \
+do what they say.\n";
 
 /// What `/goal` says when the session has no thread on the running server.
 pub(crate) const NO_THREAD: &str = "**Goal**\n\nNone: this session has no conversation running in \
@@ -163,7 +179,7 @@ pub(crate) fn render(goal: Option<&Goal>) -> String {
         None => format!("{} tokens (no budget)", goal.tokens_used),
     };
     let _ = writeln!(out, "- Used: {used}, {} s", goal.time_used_seconds);
-    out.push_str("\n`/goal pause`, `/goal resume` and `/goal clear` change it.\n");
+    out.push_str("\n`/goal budget <tokens>`, `/goal pause`, `/goal resume` and `/goal clear` change it.\n");
     out
 }
 
@@ -216,8 +232,28 @@ pub(crate) fn set_request(thread: &str, objective: Option<String>, status: &'sta
         thread_id: thread.to_owned(),
         origin: "user",
         objective,
-        status,
+        status: Some(status),
+        token_budget: None,
     }
+}
+
+/// Sets the token budget of the goal of `thread`, leaving its objective and status.
+pub(crate) async fn budget(rpc: &Rpc, thread: &str, tokens: u64) -> Result<Goal, String> {
+    let params = ThreadGoalSet {
+        thread_id: thread.to_owned(),
+        origin: "user",
+        objective: None,
+        status: None,
+        token_budget: Some(tokens),
+    };
+    let answer = rpc
+        .request(&params)
+        .await
+        .map_err(|e| refused("budget the goal", &e.to_string()))?;
+    answer
+        .get("goal")
+        .and_then(Goal::read)
+        .ok_or_else(|| "Codex set the budget but did not say what the goal is now.".to_owned())
 }
 
 /// Pauses the goal of `thread`.
@@ -289,6 +325,35 @@ mod tests {
         assert_eq!(Ask::parse("pause now"), Ask::Set("pause now".into()));
         assert_eq!(Ask::parse(&"x".repeat(MAX_OBJECTIVE + 1)), Ask::TooLong);
         assert!(Ask::Resume.starts_work() && !Ask::Pause.starts_work());
+    }
+
+    #[test]
+    fn a_budget_is_a_whole_number_of_tokens_and_other_words_are_an_objective() {
+        assert_eq!(Ask::parse("budget 200000"), Ask::Budget(200_000));
+        assert_eq!(Ask::parse(" Budget  200_000 "), Ask::Budget(200_000));
+        assert_eq!(Ask::parse("budget 1,500"), Ask::Budget(1_500));
+        assert_eq!(Ask::parse("budget"), Ask::BadBudget);
+        assert_eq!(Ask::parse("budget 0"), Ask::BadBudget);
+        assert_eq!(Ask::parse("budget 99999999999999999999999"), Ask::BadBudget);
+        assert_eq!(Ask::parse("budget -5"), Ask::BadBudget);
+        assert_eq!(Ask::parse("budget lots"), Ask::BadBudget);
+        assert_eq!(
+            Ask::parse("budget the release notes"),
+            Ask::Set("budget the release notes".into())
+        );
+        assert!(!Ask::Budget(1).starts_work() && !Ask::BadBudget.starts_work());
+        let request = serde_json::to_value(ThreadGoalSet {
+            thread_id: "t".into(),
+            origin: "user",
+            objective: None,
+            status: None,
+            token_budget: Some(7),
+        })
+        .unwrap();
+        assert_eq!(
+            request,
+            json!({"threadId": "t", "origin": "user", "tokenBudget": 7})
+        );
     }
 
     #[test]

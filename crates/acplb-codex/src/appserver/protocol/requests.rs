@@ -326,7 +326,10 @@ pub(crate) struct ThreadGoalSet {
     pub(crate) origin: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) objective: Option<String>,
-    pub(crate) status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) status: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) token_budget: Option<u64>,
 }
 
 /// `thread/goal/get`.

@@ -1,7 +1,7 @@
-//! A session's Codex goal (ADR 0045): `/goal`, `/goal pause` and `/goal clear` answered here;
-//! in a turn, the goal Codex reports shown to the editor as it changes, and the next turn
-//! Codex starts on its own while the goal stays active followed as part of the prompt; a
-//! cancelled prompt pauses the active goal, so Codex does not take it up again unasked.
+//! A session's Codex goal (ADR 0045): `/goal`, `/goal budget`, `/goal pause` and `/goal clear`
+//! answered here; in a turn, the goal Codex reports shown to the editor as it changes, and the
+//! next turn Codex starts on its own while the goal stays active followed as part of the prompt;
+//! a cancelled prompt pauses the active goal, so Codex does not take it up again unasked.
 
 use std::time::Duration;
 
@@ -26,7 +26,8 @@ const NEXT_TURN_WAIT: Duration = Duration::from_secs(2);
 const PAUSE_WAIT: Duration = Duration::from_secs(1);
 
 impl AppSession {
-    /// `/goal`, `/goal pause`, `/goal clear` (and a too long objective), answered from the
+    /// `/goal`, `/goal budget`, `/goal pause`, `/goal clear` (and a too long objective or a
+    /// budget that is no number), answered from the
     /// server for this session's thread; what Codex refuses (pausing no goal) fails the prompt.
     pub(super) async fn goal_here(
         &mut self,
@@ -38,11 +39,21 @@ impl AppSession {
                 goals::MAX_OBJECTIVE
             )));
         }
+        if *ask == Ask::BadBudget {
+            return Err(ProviderError::Prepare(
+                "`/goal budget` takes a whole number of tokens above zero, e.g. `/goal budget 200000`"
+                    .to_owned(),
+            ));
+        }
         let conn = self.server.connect().await?;
         let Some(thread) = self.thread_on(&conn) else {
             return match ask {
                 Ask::Pause => Err(ProviderError::Prepare(goals::refused(
                     "pause the goal",
+                    "no goal exists",
+                ))),
+                Ask::Budget(_) => Err(ProviderError::Prepare(goals::refused(
+                    "budget the goal",
                     "no goal exists",
                 ))),
                 Ask::Clear => Ok(("There was no goal to clear.\n".to_owned(), None)),
@@ -62,6 +73,13 @@ impl AppSession {
             }
             Ask::Pause => {
                 let now = goals::pause(rpc, &thread).await.map_err(ProviderError::Prepare)?;
+                let text = goals::render(Some(&now));
+                (Some(now), text)
+            }
+            Ask::Budget(tokens) => {
+                let now = goals::budget(rpc, &thread, *tokens)
+                    .await
+                    .map_err(ProviderError::Prepare)?;
                 let text = goals::render(Some(&now));
                 (Some(now), text)
             }
@@ -144,7 +162,7 @@ impl TurnRun<'_> {
         true
     }
 
-    /// A prompt sent into the running turn: `/goal pause` and `/goal clear` act on the goal at
+    /// A prompt sent into the running turn: `/goal pause`, `/goal clear` and `/goal budget` act on the goal at
     /// once (the turn then ends as Codex ends it, and no next one is awaited); anything else is
     /// steered into the turn.
     pub(super) async fn steered(&mut self, text: &str) {
@@ -152,6 +170,9 @@ impl TurnRun<'_> {
         let done = match commands::parse(text) {
             Some(Slash::Goal(Ask::Pause)) => goals::pause(rpc, self.thread_id).await.map(Some),
             Some(Slash::Goal(Ask::Clear)) => goals::clear(rpc, self.thread_id).await.map(|_| None),
+            Some(Slash::Goal(Ask::Budget(tokens))) => {
+                goals::budget(rpc, self.thread_id, tokens).await.map(Some)
+            }
             _ => {
                 self.steer(text).await;
                 return;
