@@ -63,10 +63,10 @@ pub(crate) fn available() -> Vec<AvailableCommand> {
         ))),
         AvailableCommand::new(
             "goal",
-            "Show the goal Codex works toward, or set, pause, resume or clear it",
+            "Show the goal Codex works toward, or set, budget, pause, resume or clear it",
         )
         .input(AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
-            "optional: the objective, or pause, resume, clear",
+            "optional: the objective, or pause, resume, clear, budget <tokens>",
         )))
         // AIR's command action, as the TS peer gives its `/goal` (ADR 0049; only AIR gets it).
         .meta(acplb_core::capabilities::air_meta(
