@@ -246,26 +246,25 @@ pub(crate) async fn budget(rpc: &Rpc, thread: &str, tokens: u64) -> Result<Goal,
         status: None,
         token_budget: Some(tokens),
     };
-    let answer = rpc
-        .request(&params)
-        .await
-        .map_err(|e| refused("budget the goal", &e.to_string()))?;
-    answer
-        .get("goal")
-        .and_then(Goal::read)
-        .ok_or_else(|| "Codex set the budget but did not say what the goal is now.".to_owned())
+    change(rpc, &params, "budget the goal").await
 }
 
 /// Pauses the goal of `thread`.
 pub(crate) async fn pause(rpc: &Rpc, thread: &str) -> Result<Goal, String> {
+    change(rpc, &set_request(thread, None, "paused"), "pause the goal").await
+}
+
+/// A `thread/goal/set` that changes the goal in place (`what` it does, in words); the goal
+/// Codex says it is now.
+async fn change(rpc: &Rpc, params: &ThreadGoalSet, what: &str) -> Result<Goal, String> {
     let answer = rpc
-        .request(&set_request(thread, None, "paused"))
+        .request(params)
         .await
-        .map_err(|e| refused("pause the goal", &e.to_string()))?;
+        .map_err(|e| refused(what, &e.to_string()))?;
     answer
         .get("goal")
         .and_then(Goal::read)
-        .ok_or_else(|| "Codex paused the goal but did not say what it is now.".to_owned())
+        .ok_or_else(|| format!("Codex was asked to {what} but did not say what the goal is now."))
 }
 
 /// Clears the goal of `thread`; whether there was one.
