@@ -52,6 +52,16 @@ impl Seen {
             .collect()
     }
 
+    /// Where the first update of `kind` came, among all.
+    pub fn first(&self, kind: &str) -> Option<usize> {
+        self.updates().iter().position(|u| u["sessionUpdate"] == kind)
+    }
+
+    /// Where the last update of `kind` came, among all.
+    pub fn last(&self, kind: &str) -> Option<usize> {
+        self.updates().iter().rposition(|u| u["sessionUpdate"] == kind)
+    }
+
     /// The states in order (`running`, `idle`, ...).
     pub fn states(&self) -> Vec<String> {
         self.of_kind("state_update")
@@ -272,16 +282,8 @@ async fn a_v2_client_prompts_and_the_turn_ends_by_state_update() {
             .iter()
             .all(|c| c["messageId"].as_str().is_some_and(|m| !m.is_empty()))
     );
-    let idle_at = seen
-        .updates()
-        .iter()
-        .rposition(|u| u["sessionUpdate"] == "state_update")
-        .unwrap();
-    let last_chunk = seen
-        .updates()
-        .iter()
-        .rposition(|u| u["sessionUpdate"] == "agent_message_chunk")
-        .unwrap();
+    let idle_at = seen.last("state_update").unwrap();
+    let last_chunk = seen.last("agent_message_chunk").unwrap();
     assert!(last_chunk < idle_at, "the answer comes before the turn's end");
 }
 
@@ -309,16 +311,8 @@ async fn a_command_is_a_tool_call_upsert_with_a_v2_terminal() {
             .any(|t| t["terminalId"] == id && t["exitStatus"].is_object()),
         "{terminals:?}"
     );
-    let first_terminal = seen
-        .updates()
-        .iter()
-        .position(|u| u["sessionUpdate"] == "terminal_update")
-        .unwrap();
-    let first_call = seen
-        .updates()
-        .iter()
-        .position(|u| u["sessionUpdate"] == "tool_call_update")
-        .unwrap();
+    let first_terminal = seen.first("terminal_update").unwrap();
+    let first_call = seen.first("tool_call_update").unwrap();
     assert!(
         first_terminal < first_call,
         "the terminal exists before the call names it"
@@ -376,10 +370,7 @@ async fn resume_replays_from_the_start_and_snapshots_the_state() {
         again.updates()
     );
     let all = again.updates();
-    let state = all
-        .iter()
-        .position(|u| u["sessionUpdate"] == "state_update")
-        .expect("a state snapshot");
+    let state = again.first("state_update").expect("a state snapshot");
     let replayed = all
         .iter()
         .rposition(|u| u["sessionUpdate"].as_str().is_some_and(|k| k.ends_with("_chunk")));

@@ -4,6 +4,7 @@
 //! and makes it a plain exit instead of `SIGABRT` (no core file, which could hold conversation
 //! text and secrets).
 
+use std::backtrace::{Backtrace, BacktraceStatus};
 use std::io::Write as _;
 use std::panic::PanicHookInfo;
 use std::sync::mpsc;
@@ -20,15 +21,17 @@ const WRITE_LIMIT: Duration = Duration::from_millis(500);
 pub fn install_panic_hook() {
     std::panic::set_hook(Box::new(|info| {
         let thread = std::thread::current();
-        let backtrace = std::backtrace::Backtrace::capture();
-        let text = report(thread.name().unwrap_or("<unnamed>"), info, &backtrace.to_string());
+        let backtrace = Backtrace::capture();
+        let trace = (backtrace.status() == BacktraceStatus::Captured).then(|| backtrace.to_string());
+        let text = report(thread.name().unwrap_or("<unnamed>"), info, trace.as_deref());
         write_bounded(text.into_bytes());
         exit_now();
     }));
 }
 
-/// The words a user sees: the panic as Rust prints it, then what it means for their sessions.
-fn report(thread: &str, info: &PanicHookInfo<'_>, backtrace: &str) -> String {
+/// The words a user sees: the panic as Rust prints it (with `backtrace`, when one was
+/// captured), then what it means for their sessions.
+fn report(thread: &str, info: &PanicHookInfo<'_>, backtrace: Option<&str>) -> String {
     let place = info.location().map_or_else(String::new, |l| {
         format!(" at {}:{}:{}", l.file(), l.line(), l.column())
     });
@@ -38,11 +41,10 @@ fn report(thread: &str, info: &PanicHookInfo<'_>, backtrace: &str) -> String {
         .copied()
         .or_else(|| info.payload().downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)");
-    let backtrace = if backtrace.contains("disabled") || backtrace.is_empty() {
-        "run with RUST_BACKTRACE=1 to see where it came from\n".to_owned()
-    } else {
-        format!("{backtrace}\n")
-    };
+    let backtrace = backtrace.map_or_else(
+        || "run with RUST_BACKTRACE=1 to see where it came from\n".to_owned(),
+        |b| format!("{b}\n"),
+    );
     format!(
         "acplb: internal error, a bug in acplb: thread '{thread}' panicked{place}:\n{message}\n\
          {backtrace}acplb stops here; Codex processes it started are stopped with it. Sessions are \
