@@ -151,6 +151,11 @@ async fn an_air_client_gets_air_metadata_and_a_plain_client_none() {
         lists_patch, app_server,
         "diffPatch is answered on app-server only: {listed}"
     );
+    let lists_tasks = listed.as_array().unwrap().iter().any(|c| c == "asyncTasks");
+    assert_eq!(
+        lists_tasks, app_server,
+        "asyncTasks is answered on app-server only: {listed}"
+    );
     assert!(
         listed
             .as_array()
@@ -261,8 +266,9 @@ async fn an_air_client_that_did_not_declare_diff_patch_keeps_plain_diffs() {
     assert!(has_air_keys(&seen.session), "still AIR: its modes have kinds");
 }
 
-/// The updates of `scenario:background`'s command for a client with `client` (app-server).
-async fn backgrounded(live: &mut Live, client: ClientCapabilities) -> Vec<Value> {
+/// The updates of `scenario:background`'s command for a client with `client` (app-server),
+/// and the AIR task updates it was sent (`air_tasks.rs`).
+async fn backgrounded(live: &mut Live, client: ClientCapabilities) -> (Vec<Value>, Vec<Value>) {
     let (cwd, updates) = (live.workspace(), live.updates.clone());
     live.acplb
         .client(&updates, async |cx| {
@@ -274,8 +280,9 @@ async fn backgrounded(live: &mut Live, client: ClientCapabilities) -> Vec<Value>
         .await
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
     let (_, calls) = crate::background::command_updates(&live.updates);
+    let tasks = crate::air_tasks::task_notes(live);
     live.respawn();
-    calls
+    (calls, tasks)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -287,8 +294,10 @@ async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_
             .filter(|u| u["_meta"]["jetbrains"]["air"]["asyncTasks"] == json!({ "backgrounded": true }))
             .count()
     };
-    let for_air = backgrounded(&mut live, air(&["asyncTasks"])).await;
+    let (for_air, tasks) = backgrounded(&mut live, air(&["asyncTasks"])).await;
     assert_eq!(marked(&for_air), 1, "{for_air:?}");
+    assert_eq!(tasks.len(), 1, "announced as a task: {tasks:?}");
+    assert_eq!(tasks[0]["update"]["sessionUpdate"], "async_task_spawned");
     let noted = for_air
         .iter()
         .find(|u| marked(std::slice::from_ref(u)) == 1)
@@ -297,10 +306,12 @@ async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_
         noted["content"].to_string().contains("Runs in the background"),
         "{noted}"
     );
-    let undeclared = backgrounded(&mut live, air(&["diffPatch"])).await;
+    let (undeclared, tasks) = backgrounded(&mut live, air(&["diffPatch"])).await;
     assert!(!undeclared.is_empty());
+    assert!(tasks.is_empty(), "{tasks:?}");
     assert!(!has_air_keys(&Value::Array(undeclared.clone())), "{undeclared:?}");
-    let plain = backgrounded(&mut live, ClientCapabilities::new()).await;
+    let (plain, tasks) = backgrounded(&mut live, ClientCapabilities::new()).await;
+    assert!(tasks.is_empty(), "{tasks:?}");
     assert!(
         plain
             .iter()

@@ -399,9 +399,28 @@ impl Acplb {
         let forms = self.forms.clone();
         let auth_updates = self.auth_updates.clone();
         let vendor_notes = self.vendor_notes.clone();
+        let air_tasks = (sink.clone(), vendor_notes.clone());
         Client
             .v1()
             .name("acplb-e2e")
+            // First: AIR's own updates (`async_task_*`) are no `SessionUpdate` the typed
+            // handler could read. Kept with the vendor notes, with how many updates came first.
+            .on_receive_notification(
+                async move |n: agent_client_protocol::UntypedMessage, cx| {
+                    let kind = n.params()["update"]["sessionUpdate"].as_str().unwrap_or_default();
+                    if n.method() != "session/update" || !kind.starts_with("async_task_") {
+                        return Ok(agent_client_protocol::Handled::No {
+                            message: (n, cx),
+                            retry: false,
+                        });
+                    }
+                    let mut note = n.params().clone();
+                    note["seenAfter"] = serde_json::json!(air_tasks.0.0.lock().unwrap().len());
+                    air_tasks.1.lock().unwrap().push((n.method().to_owned(), note));
+                    Ok(agent_client_protocol::Handled::Yes)
+                },
+                on_receive_notification!(),
+            )
             .on_receive_notification(
                 async move |n: SessionNotification, _cx| {
                     sink.0.lock().unwrap().push(n);

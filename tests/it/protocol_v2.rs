@@ -517,3 +517,56 @@ async fn a_file_edit_is_a_v2_diff_with_a_git_patch() {
         "{patch}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_on_v2_gets_its_async_tasks_under_underscored_kinds() {
+    // Background terminals are app-server's.
+    let mut live = Live::start_with(MockConfig::default(), &["--transport", "app-server"], &[]);
+    let ws = live.workspace();
+    let seen = Seen::default();
+    let air = json!({"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["asyncTasks"]}}}});
+    let ended = || !seen.of_kind("_async_task_state_update").is_empty();
+    let (task, stopped, ended) = v2_client(&mut live.acplb, &seen, async |cx| {
+        initialize_with(&cx, air).await?;
+        let id = open(&cx, &ws, "full-access").await?;
+        send_prompt(&cx, &id, "scenario:background go").await?;
+        seen.idle().await;
+        let marked = seen
+            .of_kind("tool_call_update")
+            .into_iter()
+            .find(|u| u["_meta"]["jetbrains"]["air"]["asyncTasks"]["backgrounded"] == true)
+            .unwrap_or_default();
+        let task = marked["toolCallId"].as_str().unwrap_or_default().to_owned();
+        let params = json!({"sessionId": id, "asyncTaskId": task});
+        let stopped = call(&cx, "_session/async_task/stop", params).await?;
+        Ok((task, stopped, eventually(Duration::from_secs(10), ended).await))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(
+        !task.is_empty(),
+        "the command is marked as backgrounded: {:?}",
+        seen.updates()
+    );
+    assert_eq!(stopped, json!({"stopped": true}));
+    assert!(ended, "the task's end came: {:?}", seen.updates());
+    // AIR's own kinds are extension updates (`_`-prefixed), which v2 clients read.
+    seen.assert_all_v2();
+    let all = seen.updates();
+    let spawned = seen.of_kind("_async_task_spawned");
+    assert_eq!(spawned.len(), 1, "{all:?}");
+    assert_eq!(spawned[0]["asyncTaskId"], task.as_str());
+    assert_eq!(spawned[0]["taskType"], "shell");
+    let at = seen.first("_async_task_spawned").unwrap();
+    assert_eq!(
+        all[at - 1]["toolCallId"],
+        task.as_str(),
+        "right after the marked call: {all:?}"
+    );
+    let told = seen.of_kind("_async_task_state_update");
+    assert_eq!(told.len(), 1, "{all:?}");
+    assert_eq!(
+        told[0],
+        json!({"sessionUpdate": "_async_task_state_update", "asyncTaskId": task, "state": "stopped", "toolCallId": task})
+    );
+}

@@ -33,6 +33,7 @@ use crate::render::{Warnings, emit, usage::Totals};
 use items::item;
 
 mod background;
+pub(crate) use background::TaskEnd;
 mod compaction;
 mod items;
 
@@ -48,6 +49,9 @@ pub(super) struct OpenCall {
     pub(super) mcp: Option<(String, String)>,
     /// Codex's process id of a command, which may outlive its turn (`background.rs`).
     process: Option<String>,
+    /// Announced to a `JetBrains` AIR client as an async task (`background.rs`), and whether
+    /// the user stopped it.
+    task: Option<background::Task>,
 }
 
 impl OpenCall {

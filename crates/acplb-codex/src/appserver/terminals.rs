@@ -179,11 +179,17 @@ async fn terminate(rpc: &Rpc, thread: &str, terminal: &Terminal) -> Result<bool,
         thread_id: thread.to_owned(),
         process_id: terminal.process_id.clone(),
     };
-    let answer = rpc
-        .request(&params)
-        .await
-        .map_err(|e| format!("Codex did not stop process {}: {e}", terminal.process_id))?;
-    Ok(answer.get("terminated").and_then(Value::as_bool) == Some(true))
+    // Noted first: the command's end may come before Codex's answer.
+    rpc.stops().note(&terminal.item_id);
+    let answer = rpc.request(&params).await;
+    let terminated = answer
+        .as_ref()
+        .is_ok_and(|a| a.get("terminated").and_then(Value::as_bool) == Some(true));
+    if !terminated {
+        rpc.stops().forget(&terminal.item_id);
+    }
+    answer.map_err(|e| format!("Codex did not stop process {}: {e}", terminal.process_id))?;
+    Ok(terminated)
 }
 
 /// Has Codex stop every background terminal of `thread` (quietly: for a closing session).

@@ -65,7 +65,8 @@ pub(crate) mod air {
     /// The client shows a tool call's `rawInput`: readable input (a subagent's task) is not
     /// repeated as text content.
     pub(crate) const RAW_INPUT_RENDERING: &str = "rawInputRendering";
-    /// A command left running in the background is marked as AIR's async task.
+    /// A command left running in the background is AIR's async task: marked, announced and
+    /// ended (`appserver/decode/background.rs`), app-server only.
     pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
 }
 

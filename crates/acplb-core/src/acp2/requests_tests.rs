@@ -103,12 +103,12 @@ fn resume_replays_only_from_the_start() {
 }
 
 #[test]
-fn an_air_client_on_v2_is_not_offered_airs_tool_call_shapes() {
+fn an_air_client_on_v2_is_not_offered_airs_tool_call_shapes_but_keeps_async_tasks() {
     let asked = json!({"protocolVersion": 2, "info": {"name": "air", "version": "1"}, "capabilities": {"_meta": {
-        "jetbrains": {"air": {"version": 1, "capabilities": ["diffPatch", "rawInputRendering", "goal"]}}}}});
+        "jetbrains": {"air": {"version": 1, "capabilities": ["diffPatch", "rawInputRendering", "goal", "asyncTasks"]}}}}});
     let inner = initialize(&asked);
     assert_eq!(
         inner["clientCapabilities"]["_meta"]["jetbrains"]["air"]["capabilities"],
-        json!(["goal"])
+        json!(["goal", "asyncTasks"])
     );
 }

@@ -91,6 +91,13 @@ pub(super) fn to_v2(update: Value, ids: &mut Ids) -> Vec<Value> {
             vec![Value::Object(update)]
         }
         "current_mode_update" => Vec::new(),
+        // AIR's own updates (no v2 design exists for them): the same payload under a
+        // `_`-prefixed kind, as the TS peer sends them on v2.
+        "async_task_spawned" | "async_task_state_update" => {
+            ids.interrupt();
+            update.insert("sessionUpdate".into(), json!(format!("_{kind}")));
+            vec![Value::Object(update)]
+        }
         _ => {
             ids.interrupt();
             vec![Value::Object(update)]

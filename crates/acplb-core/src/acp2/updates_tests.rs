@@ -105,3 +105,19 @@ fn a_mode_update_has_no_v2_form() {
     );
     assert!(to_v2(json!("not an object"), &mut ids).is_empty());
 }
+
+#[test]
+fn air_task_updates_keep_their_payload_under_an_underscored_kind() {
+    let mut ids = Ids::default();
+    let spawned = json!({"sessionUpdate": "async_task_spawned", "asyncTaskId": "t1", "name": "sleep 30",
+        "taskType": "shell", "showInTranscript": false, "canStop": true, "toolCallId": "t1"});
+    let out = to_v2(spawned.clone(), &mut ids);
+    let mut expected = spawned;
+    expected["sessionUpdate"] = json!("_async_task_spawned");
+    assert_eq!(out, [expected]);
+    let state = json!({"sessionUpdate": "async_task_state_update", "asyncTaskId": "t1", "state": "stopped", "toolCallId": "t1"});
+    assert_eq!(
+        to_v2(state, &mut ids)[0]["sessionUpdate"],
+        "_async_task_state_update"
+    );
+}

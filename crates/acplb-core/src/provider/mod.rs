@@ -20,6 +20,7 @@ use crate::permission::Mode;
 use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
+pub mod followers;
 mod sink;
 mod vendor;
 

@@ -5,6 +5,7 @@
 use std::cell::{Cell, RefCell};
 
 use agent_client_protocol::Client;
+use agent_client_protocol::UntypedMessage;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::SessionNotification;
 use tokio::sync::Notify;
@@ -12,12 +13,30 @@ use tokio::sync::Notify;
 use super::sink::send_counted;
 use crate::transport::OutputFlow;
 
+/// One notification held back: a typed update, or an update ACP's types have no variant for
+/// (`provider::followers`).
+#[derive(Debug)]
+pub(crate) enum Held {
+    Update(Box<SessionNotification>),
+    Follower(UntypedMessage),
+}
+
+impl Held {
+    /// Sends it, counted in `flow`.
+    pub(crate) fn send(self, cx: &ConnectionTo<Client>, flow: &OutputFlow) {
+        match self {
+            Self::Update(n) => send_counted(cx, flow, *n),
+            Self::Follower(n) => send_counted(cx, flow, n),
+        }
+    }
+}
+
 /// One session's held updates; shared by its actor, its sinks and the replays under way.
 #[derive(Debug, Default)]
 pub(crate) struct Hold {
     /// Replays under way; updates are held while there is one.
     replays: Cell<usize>,
-    held: RefCell<Vec<SessionNotification>>,
+    held: RefCell<Vec<Held>>,
     released: Notify,
 }
 
@@ -27,13 +46,14 @@ impl Hold {
         self.replays.set(self.replays.get() + 1);
     }
 
-    /// Keeps `notification` for later if a replay is under way; else gives it back.
-    pub(crate) fn keep(&self, notification: SessionNotification) -> Option<SessionNotification> {
-        if self.replays.get() == 0 {
-            return Some(notification);
-        }
+    /// Whether a replay is under way (what is sent now waits: [`Hold::keep`]).
+    pub(crate) fn holding(&self) -> bool {
+        self.replays.get() > 0
+    }
+
+    /// Keeps `notification` until the replays under way are done.
+    pub(crate) fn keep(&self, notification: Held) {
         self.held.borrow_mut().push(notification);
-        None
     }
 
     /// A replay is done: once none is under way, what was held is sent, in order.
@@ -45,7 +65,7 @@ impl Hold {
         }
         let held = std::mem::take(&mut *self.held.borrow_mut());
         for notification in held {
-            send_counted(cx, flow, notification);
+            notification.send(cx, flow);
         }
         self.released.notify_waiters();
     }

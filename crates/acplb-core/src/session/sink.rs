@@ -1,18 +1,19 @@
 //! The sink that turns provider updates into `session/update` notifications to the client.
 
-use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     CreateElicitationRequest, CreateElicitationResponse, ElicitationAction, ElicitationFormMode,
     ElicitationSessionScope, RequestPermissionOutcome, RequestPermissionRequest, SessionId,
     SessionNotification, SessionUpdate,
 };
+use agent_client_protocol::{Client, UntypedMessage};
 use futures::future::LocalBoxFuture;
 
 use std::rc::Rc;
 
-use super::hold::Hold;
+use super::hold::{Held, Hold};
 use crate::plugin::Pipeline;
+use crate::provider::followers;
 use crate::provider::{BesideForm, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
 use crate::sessions::journal::Journal;
 use crate::sessions::registry::Tracked;
@@ -77,7 +78,9 @@ impl AcpSink {
 }
 
 impl SessionSink for AcpSink {
-    fn update(&self, update: SessionUpdate) {
+    fn update(&self, mut update: SessionUpdate) {
+        // Updates ACP has no type for ride on this one: off before anyone sees it (ADR 0051).
+        let followers = followers::take(&mut update);
         let Some(update) = self.pipeline.on_update(&self.session_id, update) else {
             return;
         };
@@ -90,12 +93,13 @@ impl SessionSink for AcpSink {
             registry.title(title.clone());
         }
         let notification = SessionNotification::new(self.session_id.clone(), update);
-        let notification = match &self.hold {
-            Some(hold) => hold.keep(notification),
-            None => Some(notification),
-        };
-        if let Some(notification) = notification {
-            send_counted(&self.cx, &self.flow, notification);
+        self.send_update(notification);
+        for follower in followers {
+            let params = serde_json::json!({ "sessionId": &self.session_id, "update": follower });
+            match UntypedMessage::new("session/update", params) {
+                Ok(message) => self.send_follower(message),
+                Err(e) => tracing::debug!(error = %e, "an update ACP has no type for could not be built"),
+            }
         }
     }
 
@@ -171,6 +175,22 @@ impl SessionSink for AcpSink {
 }
 
 impl AcpSink {
+    /// Sends `notification`, or holds it while a replay runs.
+    fn send_update(&self, notification: SessionNotification) {
+        match &self.hold {
+            Some(hold) if hold.holding() => hold.keep(Held::Update(Box::new(notification))),
+            _ => send_counted(&self.cx, &self.flow, notification),
+        }
+    }
+
+    /// Sends an update ACP has no type for, or holds it while a replay runs.
+    fn send_follower(&self, message: UntypedMessage) {
+        match &self.hold {
+            Some(hold) if hold.holding() => hold.keep(Held::Follower(message)),
+            _ => send_counted(&self.cx, &self.flow, message),
+        }
+    }
+
     /// The `elicitation/create` request of a form, counted in the output flow like updates.
     fn form_request(&self, ask: ElicitAsk) -> CreateElicitationRequest {
         let scope = ElicitationSessionScope::new(self.session_id.clone()).tool_call_id(ask.tool_call_id);
@@ -200,7 +220,10 @@ fn read_answer(response: Result<CreateElicitationResponse, agent_client_protocol
 }
 
 /// Sends one update, counted in `flow` (by its size) until the stdout writer has written it.
-pub(crate) fn send_counted(cx: &ConnectionTo<Client>, flow: &OutputFlow, notification: SessionNotification) {
+pub(crate) fn send_counted<N>(cx: &ConnectionTo<Client>, flow: &OutputFlow, notification: N)
+where
+    N: agent_client_protocol::JsonRpcNotification + serde::Serialize,
+{
     let bytes = json_size(&notification);
     // Counted before it is handed over, so the writer never counts it first.
     flow.sent(bytes);

@@ -5,10 +5,11 @@
 //! of the turn that started it). The session keeps the turn's decoder for that
 //! (`session/background.rs`).
 
+use acplb_core::provider::followers;
 use agent_client_protocol::v1::schema::{
-    Meta, SessionUpdate, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    Meta, SessionUpdate, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{AppDecoder, OpenCall};
 use crate::appserver::protocol::methods;
@@ -25,7 +26,80 @@ fn backgrounded() -> Meta {
     meta
 }
 
+/// A command announced to a `JetBrains` AIR client as an async task (`async_task_spawned`,
+/// as the TS peer sends it), whose end it is told (`async_task_state_update`, ADR 0051).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Task {
+    /// The user stopped it (`/terminals stop`, `_session/async_task/stop`): it ends `stopped`.
+    stopped: bool,
+}
+
+/// How an announced task ended, in AIR's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TaskEnd {
+    Completed,
+    Failed,
+    Stopped,
+}
+
+impl TaskEnd {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Stopped => "stopped",
+        }
+    }
+}
+
+/// `async_task_spawned` for the command of `update`'s call titled `name`; its task id is the
+/// tool call id, which `_session/async_task/stop` takes.
+fn spawned(id: &ToolCallId, name: &str) -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("sessionUpdate".into(), json!("async_task_spawned"));
+    f.insert("asyncTaskId".into(), json!(id.to_string()));
+    f.insert("name".into(), json!(name));
+    f.insert("taskType".into(), json!("shell"));
+    f.insert("showInTranscript".into(), json!(false));
+    f.insert("canStop".into(), json!(true));
+    f.insert("toolCallId".into(), json!(id.to_string()));
+    f
+}
+
+/// `async_task_state_update` of the task of call `id`.
+fn state_update(id: &ToolCallId, end: TaskEnd) -> Map<String, Value> {
+    let mut f = Map::new();
+    f.insert("sessionUpdate".into(), json!("async_task_state_update"));
+    f.insert("asyncTaskId".into(), json!(id.to_string()));
+    f.insert("state".into(), json!(end.as_str()));
+    f.insert("toolCallId".into(), json!(id.to_string()));
+    f
+}
+
 impl AppDecoder {
+    /// The task of call `id` ended: its state follows the call's last update in `out` from
+    /// `from` on (its end), `stopped` if the user stopped it, else as the call ended.
+    pub(super) fn task_ended(id: &ToolCallId, task: Task, out: &mut Vec<SessionUpdate>, from: usize) {
+        let failed = last_of(id, out, from).is_none_or(|at| {
+            matches!(&out[at], SessionUpdate::ToolCallUpdate(u) if u.fields.status != Some(ToolCallStatus::Completed))
+        });
+        let end = match (task.stopped, failed) {
+            (true, _) => TaskEnd::Stopped,
+            (false, true) => TaskEnd::Failed,
+            (false, false) => TaskEnd::Completed,
+        };
+        tell_task(id, end, out, from);
+    }
+
+    /// The user stopped the command of Codex's item `item_id`: its task ends `stopped`.
+    pub(crate) fn mark_stopped(&mut self, item_id: &str) {
+        if let Some(open) = self.open.iter_mut().find(|c| c.item_id == item_id)
+            && let Some(task) = open.task.as_mut()
+        {
+            task.stopped = true;
+        }
+    }
+
     /// Takes the open commands that run in a process of Codex's: they go on after the turn.
     pub(super) fn take_background(&mut self) -> Vec<OpenCall> {
         let (kept, rest) = std::mem::take(&mut self.open)
@@ -50,10 +124,14 @@ impl AppDecoder {
                 .into(),
             );
             let fields = ToolCallUpdateFields::new().content(content);
-            let update = ToolCallUpdate::new(open.call.tool_call_id.clone(), fields);
-            out.push(SessionUpdate::ToolCallUpdate(
-                update.meta(marked.then(backgrounded)),
-            ));
+            let id = open.call.tool_call_id.clone();
+            let mut update = ToolCallUpdate::new(id.clone(), fields).meta(marked.then(backgrounded));
+            let mut open = open;
+            if marked {
+                followers::follow(&mut update, spawned(&id, &open.call.title));
+                open.task = Some(Task::default());
+            }
+            out.push(SessionUpdate::ToolCallUpdate(update));
             self.open.push(open);
         }
     }
@@ -75,9 +153,50 @@ impl AppDecoder {
             .is_some_and(|id| self.open_call(id).is_some())
     }
 
-    /// Ends the commands it still follows as `status`, with `why` (the session closes, or
-    /// acplb follows too many).
-    pub fn stop_following(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+    /// Ends the commands it still follows as `status`, with `why` (the server went, or acplb
+    /// follows too many); an announced task is told it ended as `task`, if given (a command
+    /// acplb merely stops following still runs, and can still be stopped).
+    pub(crate) fn stop_following(
+        &mut self,
+        status: ToolCallStatus,
+        why: &str,
+        task: Option<TaskEnd>,
+        out: &mut Vec<SessionUpdate>,
+    ) {
+        let tasks: Vec<ToolCallId> = self
+            .open
+            .iter()
+            .filter(|c| c.task.is_some())
+            .map(|c| c.call.tool_call_id.clone())
+            .collect();
+        let from = out.len();
         self.close_open_tool_calls_because(status, Some(why), out);
+        if let Some(end) = task {
+            for id in tasks {
+                tell_task(&id, end, out, from);
+            }
+        }
     }
+}
+
+/// Where in `out`, at or after `from`, the last update of call `id` is.
+fn last_of(id: &ToolCallId, out: &[SessionUpdate], from: usize) -> Option<usize> {
+    let at = out[from.min(out.len())..]
+        .iter()
+        .rposition(|u| matches!(u, SessionUpdate::ToolCallUpdate(u) if &u.tool_call_id == id))?;
+    Some(from + at)
+}
+
+/// Hangs the task end `end` on the last update of call `id` in `out` at or after `from`, or
+/// on an empty update of its own when there is none.
+fn tell_task(id: &ToolCallId, end: TaskEnd, out: &mut Vec<SessionUpdate>, from: usize) {
+    if let Some(at) = last_of(id, out, from)
+        && let SessionUpdate::ToolCallUpdate(update) = &mut out[at]
+    {
+        followers::follow(update, state_update(id, end));
+        return;
+    }
+    let mut update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
+    followers::follow(&mut update, state_update(id, end));
+    out.push(SessionUpdate::ToolCallUpdate(update));
 }

@@ -46,6 +46,7 @@ impl AppDecoder {
             output,
             mcp: tool.mcp_key(),
             process,
+            task: None,
         });
         emit::tool_started(out, call);
         Ok(())
@@ -84,12 +85,31 @@ impl AppDecoder {
             self.count("item", &head.kind);
             return Ok(());
         };
-        let mut tool = tool?;
+        let tool = tool?;
         let open = self
             .open
             .iter()
             .position(|c| c.item_id == head.id)
             .map(|i| self.open.remove(i));
+        let task = open
+            .as_ref()
+            .and_then(|o| o.task.map(|t| (o.call.tool_call_id.clone(), t)));
+        let from = out.len();
+        self.tool_completed(tool, open, id, out);
+        if let Some((call, task)) = task {
+            Self::task_ended(&call, task, out, from);
+        }
+        Ok(())
+    }
+
+    /// A tool item's end: its call finished (opened first if it never was).
+    fn tool_completed(
+        &mut self,
+        mut tool: Tool,
+        open: Option<OpenCall>,
+        id: String,
+        out: &mut Vec<SessionUpdate>,
+    ) {
         if self.opts.terminal
             && let Tool::Command(command) = &mut tool
         {
@@ -110,7 +130,7 @@ impl AppDecoder {
                 let update = terminal.finish(&call_id, whole.as_deref(), exit_code, fields);
                 out.push(SessionUpdate::ToolCallUpdate(update));
             }
-            return Ok(());
+            return;
         }
         if let Some(open) = open.as_ref() {
             let output = open.output.as_ref().and_then(LiveOutput::text);
@@ -121,7 +141,6 @@ impl AppDecoder {
             call.update(tool.finish(None, &self.opts));
             emit::tool_started(out, call);
         }
-        Ok(())
     }
 
     /// A command's call as it starts: a terminal where the client shows them, in the

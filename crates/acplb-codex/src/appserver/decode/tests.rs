@@ -655,3 +655,97 @@ fn an_air_client_gets_patches_and_no_repeated_task_only_for_what_it_declared() {
     );
     assert_eq!(neither[1]["content"][0]["content"]["text"], "Check the docs");
 }
+
+/// A decoder for an AIR client that declared `asyncTasks`, after a turn that left
+/// `background_command` running; the turn's updates.
+fn air_task_turn() -> (AppDecoder, Vec<Value>) {
+    let air = acplb_core::capabilities::Air {
+        capabilities: vec!["asyncTasks".to_owned()],
+    };
+    let mut d = AppDecoder::new(DecoderOptions {
+        id_prefix: "t1/".into(),
+        air: Some(air),
+        ..DecoderOptions::new("/workspace")
+    });
+    let turn = [
+        item("item/started", background_command("inProgress")),
+        (
+            "turn/completed",
+            json!({"turn": {"id": "tu", "status": "completed"}}),
+        ),
+    ];
+    let (updates, _) = run(&mut d, &turn);
+    (d, updates)
+}
+
+/// The updates that follow `update` (ADR 0051).
+fn followers(update: &Value) -> Value {
+    update["_meta"][acplb_core::provider::followers::FOLLOWERS].clone()
+}
+
+#[test]
+fn an_air_task_is_announced_with_its_mark_and_ended_with_its_calls_end() {
+    let (mut d, updates) = air_task_turn();
+    let marked = updates.last().unwrap();
+    assert_eq!(
+        marked["_meta"]["jetbrains"]["air"]["asyncTasks"]["backgrounded"],
+        true
+    );
+    assert_eq!(
+        followers(marked),
+        json!([{"sessionUpdate": "async_task_spawned", "asyncTaskId": "t1/call_9", "name": "cargo test",
+            "taskType": "shell", "showInTranscript": false, "canStop": true, "toolCallId": "t1/call_9"}]),
+        "{marked}"
+    );
+    let state = |updates: &[Value]| followers(updates.last().unwrap())[0]["state"].clone();
+    let mut done = background_command("completed");
+    done["exitCode"] = json!(0);
+    let (later, _) = run(&mut d, &[item("item/completed", done.clone())]);
+    assert_eq!(later.last().unwrap()["status"], "completed", "{later:?}");
+    assert_eq!(state(&later), "completed", "{later:?}");
+
+    let (mut d, _) = air_task_turn();
+    d.mark_stopped("call_9");
+    let mut killed = background_command("failed");
+    killed["exitCode"] = json!(-1);
+    let (later, _) = run(&mut d, &[item("item/completed", killed)]);
+    assert_eq!(state(&later), "stopped", "{later:?}");
+
+    let (mut d, _) = air_task_turn();
+    let (later, _) = run(&mut d, &[item("item/completed", background_command("failed"))]);
+    assert_eq!(state(&later), "failed", "{later:?}");
+}
+
+#[test]
+fn an_air_task_no_longer_followed_is_ended_only_when_it_stopped() {
+    let stop = |task: Option<TaskEnd>| {
+        let (mut d, _) = air_task_turn();
+        let mut out = Vec::new();
+        d.stop_following(ToolCallStatus::Failed, "gone", task, &mut out);
+        let out: Vec<Value> = out.iter().map(|u| serde_json::to_value(u).unwrap()).collect();
+        assert!(!d.following());
+        followers(out.last().unwrap())
+    };
+    assert_eq!(stop(Some(TaskEnd::Failed))[0]["state"], "failed");
+    assert!(
+        stop(None).is_null(),
+        "a command still running is not said to have ended"
+    );
+}
+
+#[test]
+fn a_plain_client_gets_no_task_updates() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[
+            item("item/started", background_command("inProgress")),
+            (
+                "turn/completed",
+                json!({"turn": {"id": "tu", "status": "completed"}}),
+            ),
+            item("item/completed", background_command("completed")),
+        ],
+    );
+    assert!(updates.iter().all(|u| followers(u).is_null()), "{updates:?}");
+}

@@ -22,10 +22,12 @@ use super::served::ServedSecrets;
 pub(crate) use logins::LoginEnd;
 pub(crate) use route::Inbox;
 use route::Route;
+pub(crate) use stops::Stops;
 
 mod children;
 mod logins;
 mod route;
+mod stops;
 
 /// How long a request declared unanswered waits for the reader to stop the server and say why.
 const STOPPING: Duration = Duration::from_secs(5);
@@ -129,6 +131,8 @@ pub(crate) struct Rpc {
     clock: ReadClock,
     /// Redacts what the server says before anyone sees it.
     secrets: ServedSecrets,
+    /// Background commands being stopped, until their end arrives.
+    stops: Rc<Stops>,
 }
 
 impl Rpc {
@@ -158,7 +162,13 @@ impl Rpc {
             heard: Cell::new(Instant::now()),
             clock: ReadClock::default(),
             secrets,
+            stops: Rc::default(),
         })
+    }
+
+    /// The background commands being stopped on this server.
+    pub(crate) fn stops(&self) -> Rc<Stops> {
+        self.stops.clone()
     }
 
     /// `text` (something the server printed) without any secret of the sessions it served.

@@ -13,8 +13,9 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::super::decode::AppDecoder;
-use super::super::rpc::{Inbox, Incoming, Rpc};
+use super::super::decode::{AppDecoder, TaskEnd};
+use super::super::protocol::methods;
+use super::super::rpc::{Inbox, Incoming, Rpc, Stops};
 use super::super::terminals;
 
 /// How long a closing session waits for Codex to stop its background terminals.
@@ -28,12 +29,19 @@ const MAX_TURNS: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct Background {
     decoders: Vec<AppDecoder>,
+    /// The commands the user asked the session's server to stop.
+    stops: Option<Rc<Stops>>,
 }
 
 /// Shared by the session, its turns and its task between turns (one thread).
 pub(crate) type Shared = Rc<RefCell<Background>>;
 
 impl Background {
+    /// Reads which commands the user stopped from `stops` (the server the session is on).
+    pub(crate) fn watch_stops(&mut self, stops: Rc<Stops>) {
+        self.stops = Some(stops);
+    }
+
     /// Keeps a finished turn's decoder when some of its commands run on.
     pub(crate) fn keep(&mut self, decoder: AppDecoder, out: &mut Vec<SessionUpdate>) {
         if !decoder.following() {
@@ -45,6 +53,7 @@ impl Background {
             oldest.stop_following(
                 ToolCallStatus::Completed,
                 "acplb stopped following this command; it may still run (`/terminals` lists it).",
+                None,
                 out,
             );
         }
@@ -57,6 +66,12 @@ impl Background {
             return false;
         };
         let decoder = &mut self.decoders[at];
+        if method == methods::ITEM_COMPLETED
+            && let Some(item) = params.pointer("/item/id").and_then(Value::as_str)
+            && self.stops.as_ref().is_some_and(|s| s.take(item))
+        {
+            decoder.mark_stopped(item);
+        }
         let _signal = decoder.notification(method, params, out);
         if !decoder.following() {
             self.decoders.remove(at);
@@ -64,10 +79,16 @@ impl Background {
         true
     }
 
-    /// Ends every followed command's tool call (the session closes or its server went).
-    pub(crate) fn stop_all(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+    /// Ends every followed command's tool call (its server went), an announced task as `task`.
+    pub(crate) fn stop_all(
+        &mut self,
+        status: ToolCallStatus,
+        why: &str,
+        task: TaskEnd,
+        out: &mut Vec<SessionUpdate>,
+    ) {
         for mut decoder in self.decoders.drain(..) {
-            decoder.stop_following(status, why, out);
+            decoder.stop_following(status, why, Some(task), out);
         }
     }
 

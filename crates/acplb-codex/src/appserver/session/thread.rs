@@ -126,6 +126,7 @@ impl AppSession {
             self.background.borrow_mut().stop_all(
                 agent_client_protocol::v1::schema::ToolCallStatus::Failed,
                 "Codex's server stopped, and this command with it.",
+                crate::appserver::decode::TaskEnd::Failed,
                 &mut out,
             );
             for update in out {
@@ -175,6 +176,7 @@ impl AppSession {
         };
         let (tx, rx) = tokio::sync::mpsc::channel(IDLE_ROOM);
         conn.rpc.follow_idle(&thread.id, tx);
+        self.background.borrow_mut().watch_stops(conn.rpc.stops());
         if let Some(old) = self.follower.take() {
             old.abort();
         }
