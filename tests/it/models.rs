@@ -196,3 +196,95 @@ async fn the_model_option_is_what_codex_lists_with_each_models_efforts_and_follo
     assert_eq!(relisted, ["gpt-5.5", "mock-alpha", "mock-gamma"], "{stderr}");
     assert!(!stderr.contains("the model option offers"), "{stderr}");
 }
+
+/// The option `id` of the last `config_option_update` session `session` got.
+fn last_option(updates: &Updates, session: &str, id: &str) -> Value {
+    updates
+        .all_with_sessions()
+        .into_iter()
+        .filter(|(s, u)| s == session && u["sessionUpdate"] == "config_option_update")
+        .filter_map(|(_, u)| {
+            u["configOptions"]
+                .as_array()
+                .and_then(|all| all.iter().find(|o| o["id"] == id).cloned())
+        })
+        .next_back()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_that_asked_is_told_the_recommended_model_and_effort() {
+    use agent_client_protocol::schema::ProtocolVersion;
+    use agent_client_protocol::v1::schema::{ClientCapabilities, InitializeRequest};
+
+    let mut live = Live::start();
+    let template = template(&live);
+    let catalog = live.env.root().join("catalog.json");
+    write_catalog(
+        &catalog,
+        &[
+            entry(&template, "mock-alpha", &["medium", "low"], false),
+            entry(&template, "mock-gamma", &["high", "xhigh"], false),
+        ],
+    );
+    use_catalog_url(&live.env.home(), &serve_catalog(catalog));
+    let run = async |live: &mut Live, caps: ClientCapabilities| {
+        let (ws, updates) = (live.workspace(), live.updates.clone());
+        let seen = live
+            .acplb
+            .client(&updates, async |cx| {
+                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                    .block_task()
+                    .await?;
+                let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+                let id = s.session_id.to_string();
+                updated_models(&updates, &id, "mock-gamma").await;
+                let model = last_option(&updates, &id, "model");
+                let chosen = cx
+                    .send_request(SetSessionConfigOptionRequest::new(
+                        s.session_id.clone(),
+                        "model",
+                        SessionConfigOptionValue::ValueId {
+                            value: "mock-alpha".into(),
+                        },
+                    ))
+                    .block_task()
+                    .await?;
+                let chosen = serde_json::to_value(chosen).unwrap();
+                let effort = chosen["configOptions"]
+                    .as_array()
+                    .and_then(|all| all.iter().find(|o| o["id"] == "reasoning_effort").cloned())
+                    .unwrap_or(Value::Null);
+                Ok((model, effort))
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        live.respawn();
+        seen
+    };
+    let recommended = |option: &Value| option["_meta"]["jetbrains"]["air"]["recommendedValue"].clone();
+    let (model, effort) = run(&mut live, crate::air::air(&["recommendedValue"])).await;
+    // Codex's default among what it lists (`isDefault`), not the configured model it lacks.
+    let shown = recommended(&model);
+    assert!(
+        ["mock-alpha", "mock-gamma"].contains(&shown.as_str().unwrap_or_default()),
+        "a listed model is recommended: {model}"
+    );
+    let offered = model["options"].as_array().unwrap();
+    assert!(offered.iter().any(|o| o["value"] == shown), "{model}");
+    assert_eq!(
+        recommended(&effort),
+        "medium",
+        "mock-alpha's own default: {effort}"
+    );
+    let (model, effort) = run(&mut live, crate::air::air(&["diffPatch"])).await;
+    assert!(
+        recommended(&model).is_null() && recommended(&effort).is_null(),
+        "{model} {effort}"
+    );
+    let (model, effort) = run(&mut live, ClientCapabilities::new()).await;
+    assert!(
+        model.get("_meta").is_none() && effort.get("_meta").is_none(),
+        "{model} {effort}"
+    );
+}

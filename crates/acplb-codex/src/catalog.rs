@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use acplb_core::session::options::OptionCatalog;
+use acplb_core::session::options::{OptionCatalog, Recommended};
 
 /// The model Codex 0.169.0 uses with no configuration (seen in `thread/start`'s answer).
 pub const BUILTIN_DEFAULT_MODEL: &str = "gpt-6.1-sol";
@@ -25,6 +25,8 @@ pub(crate) struct ListedModel {
     pub(crate) efforts: Vec<String>,
     /// Codex's default model when none is configured.
     pub(crate) is_default: bool,
+    /// The effort Codex uses with it by default (`defaultReasoningEffort`).
+    pub(crate) default_effort: Option<String>,
 }
 
 /// The fallback catalog (Codex could not be asked), with the default model as `CODEX_HOME`
@@ -64,6 +66,13 @@ pub(crate) fn from_list(
             .map(|m| (m.slug.clone(), m.efforts.clone()))
             .collect(),
         default_model,
+        recommended: Recommended {
+            model: listed.iter().find(|m| m.is_default).map(|m| m.slug.clone()),
+            efforts: listed
+                .iter()
+                .filter_map(|m| Some((m.slug.clone(), m.default_effort.clone()?)))
+                .collect(),
+        },
         ..base.clone()
     }
 }
@@ -108,6 +117,8 @@ pub fn default_catalog() -> OptionCatalog {
         refuses_plan: Some(crate::options::PLAN_REFUSAL.to_owned()),
         provider_modes: Vec::new(),
         initial_mode: None,
+        recommended: acplb_core::session::options::Recommended::default(),
+        recommendations: acplb_core::session::options::Recommendations::Hidden,
     }
 }
 
@@ -200,6 +211,7 @@ mod tests {
             name: slug.to_uppercase(),
             efforts: efforts.iter().map(|e| (*e).to_owned()).collect(),
             is_default,
+            default_effort: efforts.first().map(|e| (*e).to_owned()),
         }
     }
 
@@ -218,6 +230,15 @@ mod tests {
         assert_eq!(live.efforts, ["low", "medium", "high"]);
         assert_eq!(live.model_efforts[1], ("gamma".into(), vec!["high".to_owned()]));
         assert_eq!(live.agent, "Codex");
+        assert_eq!(
+            live.recommended.model.as_deref(),
+            Some("gamma"),
+            "Codex's default"
+        );
+        assert_eq!(
+            live.recommended.efforts,
+            [("alpha".into(), "low".into()), ("gamma".into(), "high".into())]
+        );
         let unconfigured = from_list(&default_catalog(), &list, None);
         assert_eq!(
             unconfigured.default_model.as_deref(),

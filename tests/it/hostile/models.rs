@@ -96,3 +96,56 @@ async fn a_model_list_that_never_comes_does_not_hold_a_session_up() {
         );
     }
 }
+
+/// A list whose recommendations are odd: a hidden model marked default, a default effort that is
+/// a number, one the model does not support. An AIR client that asked for recommended values is
+/// recommended only what the options offer, and the session opens as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn odd_recommendations_recommend_only_what_is_offered() {
+    use agent_client_protocol::schema::ProtocolVersion;
+    use agent_client_protocol::v1::schema::{InitializeRequest, NewSessionRequest};
+    use serde_json::Value;
+
+    let list = r#"echo "{\"id\":$i,\"result\":{\"data\":[{\"model\":\"m-hidden\",\"hidden\":true,\"isDefault\":true,\"defaultReasoningEffort\":\"low\"},{\"model\":\"m-a\",\"defaultReasoningEffort\":42,\"supportedReasoningEfforts\":[{\"reasoningEffort\":\"low\"}]},{\"model\":\"m-b\",\"isDefault\":true,\"defaultReasoningEffort\":\"ultra\",\"supportedReasoningEfforts\":[{\"reasoningEffort\":\"high\"}]}]}}""#;
+    let dir = tempfile::tempdir().unwrap();
+    let codex = app_server_listing(dir.path(), "", list);
+    let mut acplb = spawn_app_server(dir.path(), &codex, &[]);
+    let (cwd, updates) = (dir.path().to_owned(), Updates::default());
+    let option = |id: &str| {
+        updates
+            .json()
+            .into_iter()
+            .filter(|u| u["sessionUpdate"] == "config_option_update")
+            .filter_map(|u| {
+                u["configOptions"]
+                    .as_array()
+                    .and_then(|all| all.iter().find(|o| o["id"] == id).cloned())
+            })
+            .next_back()
+            .unwrap_or(Value::Null)
+    };
+    let (model, effort) = acplb
+        .client(&updates, async |cx| {
+            let caps = crate::air::air(&["recommendedValue"]);
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            cx.send_request(NewSessionRequest::new(&cwd)).block_task().await?;
+            let listed = || option("model").to_string().contains("m-b");
+            assert!(
+                eventually(std::time::Duration::from_secs(20), listed).await,
+                "Codex's list came"
+            );
+            Ok((option("model"), option("reasoning_effort")))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", acplb.stderr()));
+    let recommended = |o: &Value| o["_meta"]["jetbrains"]["air"]["recommendedValue"].clone();
+    assert_eq!(
+        recommended(&model),
+        "m-b",
+        "the default Codex lists, not the hidden one: {model}"
+    );
+    assert!(!model.to_string().contains("m-hidden"), "{model}");
+    assert!(recommended(&effort).is_null(), "`ultra` is not offered: {effort}");
+}

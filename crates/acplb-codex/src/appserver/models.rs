@@ -90,6 +90,7 @@ fn listed(entry: &Value) -> Option<ListedModel> {
         name: text("displayName").unwrap_or(slug).to_owned(),
         efforts,
         is_default: entry.get("isDefault").and_then(Value::as_bool) == Some(true),
+        default_effort: text("defaultReasoningEffort").map(str::to_owned),
     })
 }
 
@@ -104,7 +105,7 @@ mod tests {
         let page = json!({
             "data": [
                 {"id": "a", "model": "mock-alpha", "displayName": "Mock Alpha", "hidden": false,
-                 "isDefault": true, "supportedReasoningEfforts": [
+                 "isDefault": true, "defaultReasoningEffort": "medium", "supportedReasoningEfforts": [
                     {"reasoningEffort": "low", "description": "fast"},
                     {"reasoningEffort": "medium", "description": "balanced"}]},
                 {"id": "b", "model": "mock-beta", "displayName": "Mock Beta", "hidden": true},
@@ -121,7 +122,9 @@ mod tests {
         assert_eq!(models[0].name, "Mock Alpha");
         assert_eq!(models[0].efforts, ["low", "medium"]);
         assert!(models[0].is_default);
+        assert_eq!(models[0].default_effort.as_deref(), Some("medium"));
         assert_eq!(models[1].name, "bare");
+        assert_eq!(models[1].default_effort, None);
         assert!(models[1].efforts.is_empty());
     }
 

@@ -34,6 +34,7 @@ impl Store {
         Rc::new(OptionCatalog {
             booleans: self.client_takes_booleans(),
             mode_meta: crate::session::options::ModeMeta::for_client(&self.client),
+            recommendations: crate::session::options::Recommendations::for_client(&self.client),
             provider_modes: modes.listed(),
             ..offered
         })

@@ -83,13 +83,15 @@ pub(super) fn initialize_meta(
     meta
 }
 
-/// The AIR extensions whose methods acplb answers in the peer's shapes.
-const AIR_CAPABILITIES: [&str; 5] = [
+/// The AIR extensions acplb answers in the peer's shapes: vendor methods, and the recommended
+/// model and effort on their options (`session/options.rs`).
+const AIR_CAPABILITIES: [&str; 6] = [
     "codexHooks",
     "sessionBatchGet",
     "sessionArchive",
     "sessionRename",
     "sessionListSubscribe",
+    crate::session::options::AIR_RECOMMENDED_VALUE,
 ];
 
 /// `_session/list/subscribe {cwd}`.

@@ -5,6 +5,7 @@ pub(crate) mod hold;
 pub mod modes;
 pub mod options;
 pub mod prompt;
+mod recommended;
 pub(crate) mod sink;
 
 pub(crate) use actor::{Inbox, SessionActor, SessionMsg, SessionParts};

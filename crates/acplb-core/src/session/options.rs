@@ -11,6 +11,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::modes::{ModeRefusal, ProviderMode};
+pub use super::recommended::{AIR_RECOMMENDED_VALUE, Recommendations, Recommended};
 use crate::permission::Mode;
 use crate::provider::{SessionSettings, WhileBusy};
 
@@ -84,6 +85,10 @@ pub struct OptionCatalog {
     /// The mode a new session starts in, when not `read-only` (an id of [`Self::modes`]); one
     /// that is not offered leaves the session in `read-only`, with a notice.
     pub initial_mode: Option<String>,
+    /// What the provider recommends: its default model, each model's default effort.
+    pub recommended: Recommended,
+    /// Whether and where the client is shown [`Self::recommended`].
+    pub recommendations: Recommendations,
 }
 
 /// Why a config option change was refused (an invalid-params error).
@@ -149,7 +154,8 @@ impl OptionCatalog {
                 )),
             SessionConfigOption::select(MODEL, "Model", current_model, self.model_choices())
                 .category(SessionConfigOptionCategory::Model)
-                .description(format!("The model {agent} uses for the next turn.")),
+                .description(format!("The model {agent} uses for the next turn."))
+                .meta(self.recommend(self.recommended_model())),
             SessionConfigOption::select(
                 REASONING_EFFORT,
                 "Reasoning effort",
@@ -157,7 +163,8 @@ impl OptionCatalog {
                 efforts,
             )
             .category(SessionConfigOptionCategory::ThoughtLevel)
-            .description("How long the model thinks before answering."),
+            .description("How long the model thinks before answering.")
+            .meta(self.recommend(self.recommended_effort(settings))),
             self.toggle(NETWORK_ACCESS, "Network access", settings.network_access)
                 .description(
                     "Lets sandboxed commands use the network in Auto mode (Full Access always has it).",
@@ -208,7 +215,7 @@ impl OptionCatalog {
     }
 
     /// The reasoning efforts of the model `settings` run on (the chosen one, else the default).
-    fn efforts_of(&self, settings: &SessionSettings) -> &[String] {
+    pub(super) fn efforts_of(&self, settings: &SessionSettings) -> &[String] {
         let model = settings.model.as_deref().or(self.default_model.as_deref());
         model
             .and_then(|m| self.model_efforts.iter().find(|(slug, _)| slug == m))
@@ -361,6 +368,7 @@ fn capitalize(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
     fn catalog(default_model: Option<&str>) -> OptionCatalog {
         OptionCatalog {
@@ -376,6 +384,8 @@ mod tests {
             refuses_plan: None,
             provider_modes: Vec::new(),
             initial_mode: None,
+            recommended: Recommended::default(),
+            recommendations: Recommendations::Hidden,
         }
     }
 
@@ -393,6 +403,38 @@ mod tests {
         v: &SessionConfigOptionValue,
     ) -> Result<(), OptionError> {
         c.apply(s, m, option, v)
+    }
+
+    #[test]
+    fn an_air_client_that_asked_is_shown_the_recommended_model_and_its_effort() {
+        let mut c = catalog(Some("gpt-5.5"));
+        c.models.push(("mini".into(), "Mini".into()));
+        c.model_efforts = vec![("mini".into(), vec!["low".into(), "medium".into()])];
+        c.recommended = Recommended {
+            model: Some("mini".into()),
+            efforts: vec![
+                ("mini".into(), "medium".into()),
+                ("gpt-5.5".into(), "ultra".into()),
+            ],
+        };
+        let shown = |c: &OptionCatalog, s: &SessionSettings| -> (Value, Value) {
+            let json = serde_json::to_value(c.options(s, Mode::Auto)).unwrap();
+            let at = |i: usize| json[i]["_meta"]["jetbrains"]["air"]["recommendedValue"].clone();
+            (at(1), at(2))
+        };
+        let mut s = SessionSettings::default();
+        assert_eq!(shown(&c, &s), (Value::Null, Value::Null), "not asked for");
+        c.recommendations = Recommendations::Air;
+        // gpt-5.5 recommends an effort it is not offered: none is shown.
+        assert_eq!(shown(&c, &s), (json!("mini"), Value::Null));
+        s.model = Some("mini".into());
+        assert_eq!(shown(&c, &s), (json!("mini"), json!("medium")));
+        c.recommended.model = Some("gone".into());
+        assert_eq!(
+            shown(&c, &s).0,
+            Value::Null,
+            "a model the picker lacks is not recommended"
+        );
     }
 
     #[test]

@@ -134,6 +134,8 @@ impl Scripted {
             refuses_plan: None,
             provider_modes: Vec::new(),
             initial_mode: None,
+            recommended: acplb_core::session::options::Recommended::default(),
+            recommendations: acplb_core::session::options::Recommendations::Hidden,
         };
         Self(Rc::new(Inner {
             timeline: timeline.clone(),

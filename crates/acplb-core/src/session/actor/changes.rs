@@ -53,6 +53,7 @@ impl SessionActor {
         let catalog = OptionCatalog {
             booleans: self.catalog.booleans,
             mode_meta: self.catalog.mode_meta,
+            recommendations: self.catalog.recommendations,
             provider_modes: self.catalog.provider_modes.clone(),
             initial_mode: self.catalog.initial_mode.clone(),
             ..offered

@@ -233,6 +233,8 @@ impl ProviderAdapter for Scripted {
                 refuses_plan: None,
                 provider_modes: Vec::new(),
                 initial_mode: None,
+                recommended: acplb_core::session::options::Recommended::default(),
+                recommendations: acplb_core::session::options::Recommendations::Hidden,
             },
             refuses_sse_mcp: None,
             commands: Vec::new(),
