@@ -443,3 +443,57 @@ async fn an_air_client_is_asked_with_the_peers_permission_title() {
     assert!(!plain.is_empty(), "the edit in read-only is asked for");
     assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
 }
+
+/// Plan mode, `scenario:ask` (one question, its options and another answer) put to a client with
+/// forms and `client`'s `_meta`; the form it was shown.
+async fn asked_form(live: &mut Live, meta: Value) -> Value {
+    use agent_client_protocol::v1::schema::{ElicitationCapabilities, ElicitationFormCapabilities};
+    live.acplb
+        .forms
+        .answer(crate::harness::FormAnswer::Accept(json!({"color": "Red"})));
+    let (ws, updates, forms) = (live.workspace(), live.updates.clone(), live.acplb.forms.clone());
+    let client =
+        caps(meta).elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()));
+    live.acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            set_mode(&cx, &s.session_id, "plan").await?;
+            let answer = crate::harness::prompt(&cx, &s.session_id, "scenario:ask which color").await?;
+            assert_end_turn(&answer.stop_reason);
+            Ok(())
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let seen = forms.seen();
+    live.respawn();
+    seen.first().cloned().unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_air_client_sees_the_questions_other_answer_marked_as_its_custom_answer() {
+    let mut live = crate::plan_mode::live();
+    let custom = |form: &Value| -> Vec<Value> {
+        form["requestedSchema"]["properties"]
+            .as_object()
+            .map(|all| all.values().filter_map(|p| p.get("_meta").cloned()).collect())
+            .unwrap_or_default()
+    };
+    let for_air = asked_form(
+        &mut live,
+        json!({ "jetbrains": { "air": { "version": 1, "capabilities": [] } } }),
+    )
+    .await;
+    assert_eq!(
+        custom(&for_air),
+        [
+            json!({"jetbrains": {"air": {"version": 1, "customAnswer": true}}, "_askUserQuestionCustomAnswer": true})
+        ],
+        "one free-text field, marked: {for_air}"
+    );
+    let plain = asked_form(&mut live, json!({})).await;
+    assert!(plain["requestedSchema"]["properties"].is_object(), "{plain}");
+    assert!(custom(&plain).is_empty(), "{plain}");
+}

@@ -89,9 +89,10 @@ fn as_user_input(asked: &Asked) -> Value {
     json!({ "questions": questions })
 }
 
-/// The form asking the questions; it says that Codex works on meanwhile.
-pub(crate) fn form(asked: &Asked) -> Option<ElicitAsk> {
-    let mut ask = user_input::form(&as_user_input(asked))?;
+/// The form asking the questions (with AIR's marks for an AIR client, `air`); it says that
+/// Codex works on meanwhile.
+pub(crate) fn form(asked: &Asked, air: bool) -> Option<ElicitAsk> {
+    let mut ask = user_input::form(&as_user_input(asked), air)?;
     ask.message = format!("{} {KEEPS_WORKING}", ask.message);
     Some(ask)
 }
@@ -188,7 +189,7 @@ mod tests {
 
     #[test]
     fn the_form_offers_the_suggestions_and_room_for_another_answer() {
-        let ask = form(&asked(&message()).unwrap()).unwrap();
+        let ask = form(&asked(&message()).unwrap(), false).unwrap();
         assert!(
             ask.message.starts_with("Codex has 2 questions for you."),
             "{}",

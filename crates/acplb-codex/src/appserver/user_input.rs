@@ -35,9 +35,10 @@ fn options(q: &Value) -> &[Value] {
 }
 
 /// The form asking Codex's questions: one field per question (a choice of its options, else
-/// text; beside the choice, a text field for another answer where Codex allows one). `None`
+/// text; beside the choice, a text field for another answer where Codex allows one, marked as
+/// the custom answer for a `JetBrains` AIR client (`air`), as the TS peer marks it). `None`
 /// when the request holds no question with an id (then [`answer_user_input`] answers it).
-pub(crate) fn form(params: &Value) -> Option<ElicitAsk> {
+pub(crate) fn form(params: &Value, air: bool) -> Option<ElicitAsk> {
     let mut schema = ElicitationSchema::new();
     let mut asked = Vec::new();
     for question in questions(params) {
@@ -64,9 +65,12 @@ pub(crate) fn form(params: &Value) -> Option<ElicitAsk> {
         }
         property = property.one_of(choices);
         if other {
-            let free = StringPropertySchema::new()
+            let mut free = StringPropertySchema::new()
                 .title(format!("{title}: another answer"))
                 .description("Used instead of the choice when filled in.".to_owned());
+            if air {
+                free.meta = Some(custom_answer());
+            }
             schema = schema.property(format!("{id}{OTHER}"), free, false);
         }
         schema = schema.property(id, property, !other);
@@ -83,6 +87,14 @@ pub(crate) fn form(params: &Value) -> Option<ElicitAsk> {
         schema,
         tool_call_id: None,
     })
+}
+
+/// `_meta` of a free-text answer for an AIR client: `jetbrains.air.customAnswer`, and the key
+/// AIR read before it (`_askUserQuestionCustomAnswer`), both as the TS peer sends them.
+fn custom_answer() -> Map<String, Value> {
+    let mut meta = acplb_core::capabilities::air_meta("customAnswer", json!(true));
+    meta.insert("_askUserQuestionCustomAnswer".to_owned(), json!(true));
+    meta
 }
 
 /// The `result` carrying the editor's answer to Codex: each question's answer from its field
@@ -212,7 +224,7 @@ mod tests {
 
     #[test]
     fn questions_become_one_form() {
-        let ask = form(&asked()).unwrap();
+        let ask = form(&asked(), false).unwrap();
         assert_eq!(ask.message, "Codex has 2 questions for you.");
         let schema = serde_json::to_value(&ask.schema).unwrap();
         assert_eq!(schema["properties"]["scope"]["oneOf"][0]["const"], "All");
@@ -224,7 +236,21 @@ mod tests {
         assert_eq!(schema["properties"]["scope.other"]["type"], "string");
         assert_eq!(schema["properties"]["why"]["title"], "Why?");
         assert_eq!(schema["required"], json!(["why"]));
-        assert!(form(&json!({"questions": [{"question": "no id"}]})).is_none());
+        assert!(schema["properties"]["scope.other"].get("_meta").is_none());
+        assert!(form(&json!({"questions": [{"question": "no id"}]}), false).is_none());
+    }
+
+    #[test]
+    fn an_air_client_sees_the_other_answer_marked_as_its_custom_answer() {
+        let schema = serde_json::to_value(form(&asked(), true).unwrap().schema).unwrap();
+        assert_eq!(
+            schema["properties"]["scope.other"]["_meta"],
+            json!({"jetbrains": {"air": {"version": 1, "customAnswer": true}}, "_askUserQuestionCustomAnswer": true})
+        );
+        assert!(
+            schema["properties"]["why"].get("_meta").is_none(),
+            "a plain text question has none"
+        );
     }
 
     #[test]

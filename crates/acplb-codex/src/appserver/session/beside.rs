@@ -40,12 +40,12 @@ impl OpenQuestions {
     /// Puts the questions to the editor as a form, when it shows forms and the turn has not
     /// asked [`MAX_FORMS`] already (else the message's own text, already shown, is all the
     /// user sees).
-    pub(super) fn ask(&mut self, asked: Asked, sink: &dyn SessionSink) {
+    pub(super) fn ask(&mut self, asked: Asked, sink: &dyn SessionSink, air: bool) {
         if self.withdraw.len() >= MAX_FORMS {
             tracing::warn!("too many async questions in one turn; the rest are shown as text only");
             return;
         }
-        let Some(form) = async_questions::form(&asked).and_then(|ask| sink.elicit_beside(ask)) else {
+        let Some(form) = async_questions::form(&asked, air).and_then(|ask| sink.elicit_beside(ask)) else {
             tracing::debug!("async questions shown as text only: the client shows no forms");
             return;
         };
@@ -178,7 +178,7 @@ mod tests {
         let sink = Holding::default();
         let mut open = OpenQuestions::default();
         for _ in 0..MAX_FORMS + 10 {
-            open.ask(asked(), &sink);
+            open.ask(asked(), &sink, false);
         }
         assert_eq!(sink.asked.get(), MAX_FORMS);
         open.withdraw();
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn a_client_without_forms_is_asked_nothing() {
         let mut open = OpenQuestions::default();
-        open.ask(asked(), &CollectingSink::default());
+        open.ask(asked(), &CollectingSink::default(), false);
         assert!(open.is_empty());
         // Nothing open: closing spawns nothing (no runtime needed).
         open.close(true);

@@ -31,13 +31,18 @@ pub(super) type PendingQuestion<'s> =
     futures::future::LocalBoxFuture<'s, (Value, Value, Asker, ElicitAnswer)>;
 
 /// The form a question from Codex or an MCP server becomes, when the editor shows forms and
-/// the question can be one.
-pub(super) fn form(method: &str, params: &Value, sink: &dyn SessionSink) -> Option<(Asker, ElicitAsk)> {
+/// the question can be one (with AIR's marks for an AIR client, `air`).
+pub(super) fn form(
+    method: &str,
+    params: &Value,
+    sink: &dyn SessionSink,
+    air: bool,
+) -> Option<(Asker, ElicitAsk)> {
     if !sink.can_elicit() {
         return None;
     }
     match method {
-        methods::TOOL_USER_INPUT => Some((Asker::Codex, user_input::form(params)?)),
+        methods::TOOL_USER_INPUT => Some((Asker::Codex, user_input::form(params, air)?)),
         methods::MCP_ELICITATION => Some((Asker::Mcp, mcp_form::form(params)?)),
         _ => None,
     }

@@ -160,7 +160,7 @@ impl TurnRun<'_> {
                             if let Some(asked) = self.asked_beside(&method, &params) {
                                 // The message's text first, then its form.
                                 self.flush(sink);
-                                open.ask(asked, sink);
+                                open.ask(asked, sink, self.decoder.options().air.is_some());
                             }
                         }
                         Incoming::Request { id, method, params } => {
@@ -205,7 +205,8 @@ impl TurnRun<'_> {
                 let answer = sink.request_permission(question).await;
                 (id, ask, answer)
             }));
-        } else if let Some((asker, form)) = form(method, &params, sink) {
+        } else if let Some((asker, form)) = form(method, &params, sink, self.decoder.options().air.is_some())
+        {
             self.waiting
                 .push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
             questions.push(Box::pin(async move {
