@@ -169,6 +169,13 @@ async fn an_air_client_gets_air_metadata_and_a_plain_client_none() {
         "{listed}"
     );
 
+    // The model's answer says its phase (app-server: Codex's items carry it).
+    let phased = for_air.updates.iter().any(|u| {
+        u["sessionUpdate"] == "agent_message_chunk"
+            && u["_meta"]["jetbrains"]["air"]["phase"] == "final_answer"
+    });
+    assert_eq!(phased, app_server, "{:?}", for_air.updates);
+
     let kinds = kinds(&for_air.session);
     let kind = |id: &str| kinds.iter().find(|(m, _)| m == id).map(|(_, k)| k.clone());
     assert_eq!(kind("read-only"), Some(json!("standard")));

@@ -1,7 +1,7 @@
 //! Streamed text: agent message and reasoning summary deltas become chunks as they arrive, and
 //! the completed item adds only what the deltas did not already show.
 
-use agent_client_protocol::v1::schema::SessionUpdate;
+use agent_client_protocol::v1::schema::{Meta, SessionUpdate};
 
 use crate::render::emit;
 
@@ -33,6 +33,8 @@ struct Stream {
     shown: Shown,
     /// The reasoning summary part being streamed.
     part: u64,
+    /// What each chunk of the item carries in `_meta` (an AIR client's message `phase`).
+    meta: Option<Meta>,
 }
 
 /// The length and FNV-1a digest of a text sent in pieces.
@@ -134,6 +136,12 @@ impl Streams {
         self.open.remove(index);
     }
 
+    /// Each chunk of item `message_id` from now on carries `meta`.
+    pub(super) fn meta(&mut self, message_id: &str, meta: Meta) {
+        let index = self.stream(message_id);
+        self.open[index].meta = Some(meta);
+    }
+
     /// Something else than a chunk was sent (a tool call, a plan).
     pub(super) fn other_sent(&mut self) {
         self.last = Last::Other;
@@ -147,6 +155,7 @@ impl Streams {
             message_id: message_id.to_owned(),
             shown: Shown::EMPTY,
             part: 0,
+            meta: None,
         });
         self.open.len() - 1
     }
@@ -162,6 +171,12 @@ impl Streams {
         match kind {
             Kind::Message => emit::agent_text(out, text, message_id.clone()),
             Kind::Thought => emit::thought(out, text, message_id.clone()),
+        }
+        if let Some(meta) = &self.open[index].meta
+            && let Some(SessionUpdate::AgentMessageChunk(chunk) | SessionUpdate::AgentThoughtChunk(chunk)) =
+                out.last_mut()
+        {
+            chunk.meta = Some(meta.clone());
         }
         self.last = Last::Chunk(kind, message_id);
     }

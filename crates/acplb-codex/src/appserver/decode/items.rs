@@ -21,8 +21,9 @@ impl AppDecoder {
         let Some(tool) = Tool::read(&head.kind, item) else {
             match head.kind.as_str() {
                 // Text is streamed by deltas and completed at `item/completed`.
-                "agentMessage" | "reasoning" | "plan" | "userMessage" | "hookPrompt"
-                | "enteredReviewMode" | "exitedReviewMode" => {}
+                "agentMessage" => self.message_phase(&head.id, item),
+                "reasoning" | "plan" | "userMessage" | "hookPrompt" | "enteredReviewMode"
+                | "exitedReviewMode" => {}
                 "contextCompaction" => self.compaction_started(self.id(&head.id), out),
                 other => self.count("item", other),
             }
@@ -61,6 +62,9 @@ impl AppDecoder {
         let id = self.id(&head.id);
         match head.kind.as_str() {
             "agentMessage" | "plan" | "exitedReviewMode" => {
+                if head.kind == "agentMessage" {
+                    self.message_phase(&head.id, item);
+                }
                 let text = read::<wire::TextItem>(item)?.text;
                 self.streams.completed(Kind::Message, &id, &text, out);
                 if head.kind == "plan" {
@@ -140,6 +144,23 @@ impl AppDecoder {
             let mut call = tool.call(ToolCallId::new(id), &self.opts);
             call.update(tool.finish(None, &self.opts));
             emit::tool_started(out, call);
+        }
+    }
+
+    /// For an AIR client, the chunks of agent message `item_id` carry its `phase`
+    /// (`commentary`, `final_answer`, ...) in `_meta.jetbrains.air.phase`, as the TS peer sends
+    /// them; a message without one carries nothing.
+    fn message_phase(&mut self, item_id: &str, item: &Value) {
+        if self.opts.air.is_none() {
+            return;
+        }
+        if let Some(phase) = item
+            .get("phase")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+        {
+            let meta = acplb_core::capabilities::air_meta("phase", phase.into());
+            self.streams.meta(&self.id(item_id), meta);
         }
     }
 

@@ -749,3 +749,52 @@ fn a_plain_client_gets_no_task_updates() {
     );
     assert!(updates.iter().all(|u| followers(u).is_null()), "{updates:?}");
 }
+
+#[test]
+fn an_air_client_gets_each_messages_phase_on_its_chunks() {
+    let messages = [
+        item(
+            "item/started",
+            json!({"type": "agentMessage", "id": "m1", "text": "", "phase": "commentary"}),
+        ),
+        delta("m1", "Looking"),
+        item(
+            "item/completed",
+            json!({"type": "agentMessage", "id": "m1", "text": "Looking around", "phase": "commentary"}),
+        ),
+        item(
+            "item/completed",
+            json!({"type": "agentMessage", "id": "m2", "text": "Done.", "phase": "final_answer"}),
+        ),
+        item(
+            "item/completed",
+            json!({"type": "agentMessage", "id": "m3", "text": "No phase.", "phase": null}),
+        ),
+    ];
+    let phases = |air: Option<acplb_core::capabilities::Air>| -> Vec<Value> {
+        let mut d = AppDecoder::new(DecoderOptions {
+            id_prefix: "t1/".into(),
+            air,
+            ..DecoderOptions::new("/workspace")
+        });
+        run(&mut d, &messages)
+            .0
+            .iter()
+            .filter(|u| u["sessionUpdate"] == "agent_message_chunk")
+            .map(|u| u["_meta"]["jetbrains"]["air"]["phase"].clone())
+            .collect()
+    };
+    let air = acplb_core::capabilities::Air {
+        capabilities: Vec::new(),
+    };
+    assert_eq!(
+        phases(Some(air)),
+        [
+            json!("commentary"),
+            json!("commentary"),
+            json!("final_answer"),
+            Value::Null
+        ]
+    );
+    assert!(phases(None).iter().all(Value::is_null));
+}
