@@ -138,6 +138,37 @@ pub(crate) fn has_air_keys(value: &Value) -> bool {
     value.to_string().contains("\"jetbrains\"")
 }
 
+/// `initialize` lists the AIR capabilities acplb answers: `diffPatch` and `asyncTasks` on
+/// app-server only, `rawInputRendering` on both, never `planContentDelta`.
+fn assert_lists(init: &Value, app_server: bool) {
+    let listed = init["_meta"]["jetbrains"]["air"]["capabilities"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let lists = |name: &str| listed.iter().any(|c| c == name);
+    assert_eq!(
+        lists("diffPatch"),
+        app_server,
+        "diffPatch is answered on app-server only: {listed:?}"
+    );
+    assert_eq!(
+        lists("asyncTasks"),
+        app_server,
+        "asyncTasks is answered on app-server only: {listed:?}"
+    );
+    assert!(lists("rawInputRendering"), "{listed:?}");
+    assert!(lists("recommendedValue"), "{listed:?}");
+    assert!(!lists("planContentDelta"), "{listed:?}");
+}
+
+/// Whether the model's answer says its phase (app-server: Codex's items carry it).
+fn phased(updates: &[Value]) -> bool {
+    updates.iter().any(|u| {
+        u["sessionUpdate"] == "agent_message_chunk"
+            && u["_meta"]["jetbrains"]["air"]["phase"] == "final_answer"
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_air_client_gets_air_metadata_and_a_plain_client_none() {
     let mut live = Live::start();
@@ -145,36 +176,8 @@ async fn an_air_client_gets_air_metadata_and_a_plain_client_none() {
     let for_air = run(&mut live, air(&["diffPatch"]), Some("scenario:patch edit")).await;
     let plain = run(&mut live, ClientCapabilities::new(), Some("scenario:patch edit")).await;
 
-    let listed = &for_air.init["_meta"]["jetbrains"]["air"]["capabilities"];
-    let lists_patch = listed.as_array().unwrap().iter().any(|c| c == "diffPatch");
-    assert_eq!(
-        lists_patch, app_server,
-        "diffPatch is answered on app-server only: {listed}"
-    );
-    let lists_tasks = listed.as_array().unwrap().iter().any(|c| c == "asyncTasks");
-    assert_eq!(
-        lists_tasks, app_server,
-        "asyncTasks is answered on app-server only: {listed}"
-    );
-    assert!(
-        listed
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c == "rawInputRendering"),
-        "{listed}"
-    );
-    assert!(
-        !listed.as_array().unwrap().iter().any(|c| c == "planContentDelta"),
-        "{listed}"
-    );
-
-    // The model's answer says its phase (app-server: Codex's items carry it).
-    let phased = for_air.updates.iter().any(|u| {
-        u["sessionUpdate"] == "agent_message_chunk"
-            && u["_meta"]["jetbrains"]["air"]["phase"] == "final_answer"
-    });
-    assert_eq!(phased, app_server, "{:?}", for_air.updates);
+    assert_lists(&for_air.init, app_server);
+    assert_eq!(phased(&for_air.updates), app_server, "{:?}", for_air.updates);
 
     let kinds = kinds(&for_air.session);
     let kind = |id: &str| kinds.iter().find(|(m, _)| m == id).map(|(_, k)| k.clone());

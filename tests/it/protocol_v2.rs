@@ -321,6 +321,12 @@ async fn a_command_is_a_tool_call_upsert_with_a_v2_terminal() {
         !seen.of_kind("terminal_output_chunk").is_empty(),
         "the command's output streams"
     );
+    assert!(
+        seen.of_kind("state_update")
+            .iter()
+            .all(|u| u.get("background").is_none()),
+        "a command that ended in its turn is no background work"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -569,4 +575,64 @@ async fn an_air_client_on_v2_gets_its_async_tasks_under_underscored_kinds() {
         told[0],
         json!({"sessionUpdate": "_async_task_state_update", "asyncTaskId": task, "state": "stopped", "toolCallId": task})
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminal_left_running_is_background_work_until_it_exits() {
+    // Background terminals are app-server's.
+    let mut live = Live::start_with(MockConfig::default(), &["--transport", "app-server"], &[]);
+    let ws = live.workspace();
+    let seen = Seen::default();
+    let emptied = || {
+        seen.of_kind("state_update")
+            .iter()
+            .any(|u| u["state"] == "idle" && u["background"] == json!([]))
+    };
+    let (first_idle, stopped, emptied) = v2_client(&mut live.acplb, &seen, async |cx| {
+        initialize(&cx).await?;
+        let id = open(&cx, &ws, "full-access").await?;
+        send_prompt(&cx, &id, "scenario:background go").await?;
+        let first_idle = seen.idle().await;
+        let task = seen
+            .of_kind("tool_call_update")
+            .into_iter()
+            .find_map(|u| u["toolCallId"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        let params = json!({"sessionId": id, "asyncTaskId": task});
+        let stopped = call(&cx, "_session/async_task/stop", params).await?;
+        Ok((
+            first_idle,
+            stopped,
+            eventually(Duration::from_secs(10), emptied).await,
+        ))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    seen.assert_all_v2();
+    let all = seen.updates();
+    let terminal = first_idle["background"][0]["terminalId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        first_idle["background"],
+        json!([{"type": "terminal", "terminalId": terminal}]),
+        "the command runs on: {all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|u| u["sessionUpdate"] == "terminal_update" && u["terminalId"] == terminal.as_str()),
+        "announced before it is listed"
+    );
+    assert_eq!(stopped, json!({"stopped": true}));
+    assert!(emptied, "an idle without it came: {all:?}");
+    let exit = all
+        .iter()
+        .position(|u| u["terminalId"] == terminal.as_str() && u["exitStatus"].is_object())
+        .expect("its exit is reported");
+    let gone = all
+        .iter()
+        .position(|u| u["sessionUpdate"] == "state_update" && u["background"] == json!([]))
+        .unwrap();
+    assert!(exit < gone, "the exit comes before the snapshot that drops it");
 }

@@ -24,7 +24,10 @@ pub(super) fn notification(face: &Face, method: &str, mut params: Value) {
     let update = params.get_mut("update").map_or(Value::Null, Value::take);
     let v2 = face.with_sessions(|s| updates::to_v2(update, &mut s.get(&session).ids));
     for update in v2 {
+        let again = face.with_sessions(|s| s.sent(&session, &update));
         face.update(&session, update);
+        // After the exit it reports, so the terminal's end comes before it leaves the list.
+        face.state(&session, again);
     }
 }
 
