@@ -166,3 +166,47 @@ async fn an_air_client_is_told_each_background_command_as_a_task_and_how_it_ende
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_load_of_the_open_session_announces_its_running_tasks_again_after_the_replay() {
+    use agent_client_protocol::v1::schema::LoadSessionRequest;
+
+    let mut live = live();
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let notes = live.acplb.vendor_notes.clone();
+    let spawned = move || {
+        let notes = notes.lock().unwrap();
+        notes
+            .iter()
+            .filter(|(_, p)| p["update"]["sessionUpdate"] == "async_task_spawned")
+            .map(|(_, p)| p.clone())
+            .collect::<Vec<_>>()
+    };
+    let (call, replayed, again) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let id = crate::background::open(&cx, &cwd, air(&["asyncTasks"])).await?;
+            let (call, _) = run(&cx, &id, "background", &updates).await?;
+            cx.send_request(LoadSessionRequest::new(id.clone(), &cwd))
+                .block_task()
+                .await?;
+            let replayed = updates.json().len();
+            let again = eventually(Duration::from_secs(10), || spawned().len() == 2).await;
+            Ok((call, replayed, again))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let notes = task_notes(&live);
+    assert!(again, "announced again: {notes:?}");
+    let twice = of(&notes, "async_task_spawned", &call);
+    assert_eq!(twice.len(), 2, "{notes:?}");
+    assert_eq!(twice[0]["update"], twice[1]["update"], "the same announcement");
+    assert!(
+        twice[1]["seenAfter"].as_u64().unwrap_or_default() >= replayed as u64,
+        "after the replay ({replayed} updates): {notes:?}"
+    );
+    assert!(
+        of(&notes, "async_task_state_update", &call).is_empty(),
+        "it still runs"
+    );
+}

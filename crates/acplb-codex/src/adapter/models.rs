@@ -191,4 +191,8 @@ impl ProviderSession for Offering {
     ) -> Option<tokio::sync::mpsc::UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>> {
         self.session.background_updates()
     }
+
+    fn announce_again(&self) -> Vec<agent_client_protocol::v1::schema::SessionUpdate> {
+        self.session.announce_again()
+    }
 }

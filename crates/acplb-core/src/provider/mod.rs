@@ -404,4 +404,11 @@ pub trait ProviderSession {
     ) -> Option<UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>> {
         None
     }
+
+    /// Updates that announce again what a turn left running, sent after a `session/load` of
+    /// this open session has replayed its history (Codex: AIR's `async_task_spawned` of each
+    /// background terminal still followed, which the journal does not keep: ADR 0051).
+    fn announce_again(&self) -> Vec<agent_client_protocol::v1::schema::SessionUpdate> {
+        Vec::new()
+    }
 }

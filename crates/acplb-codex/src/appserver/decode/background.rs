@@ -136,6 +136,21 @@ impl AppDecoder {
         }
     }
 
+    /// `async_task_spawned` again for each command it follows that was announced as an AIR
+    /// task, each on an update of its call that changes nothing else.
+    pub(crate) fn announcements(&self) -> Vec<SessionUpdate> {
+        self.open
+            .iter()
+            .filter(|open| open.task.is_some())
+            .map(|open| {
+                let id = &open.call.tool_call_id;
+                let mut update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
+                followers::follow(&mut update, spawned(id, &open.call.title));
+                SessionUpdate::ToolCallUpdate(update)
+            })
+            .collect()
+    }
+
     /// Whether a command of this decoder's turn still runs in the background.
     pub fn following(&self) -> bool {
         !self.open.is_empty()

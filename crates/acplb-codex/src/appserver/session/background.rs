@@ -92,6 +92,11 @@ impl Background {
         }
     }
 
+    /// `async_task_spawned` again for each followed command announced as an AIR task.
+    pub(crate) fn announcements(&self) -> Vec<SessionUpdate> {
+        self.decoders.iter().flat_map(AppDecoder::announcements).collect()
+    }
+
     /// Whether any command is followed.
     pub(crate) fn is_empty(&self) -> bool {
         self.decoders.is_empty()

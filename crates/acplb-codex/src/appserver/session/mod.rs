@@ -318,6 +318,10 @@ impl ProviderSession for AppSession {
         self.updates_rx.take()
     }
 
+    fn announce_again(&self) -> Vec<SessionUpdate> {
+        self.background.borrow().announcements()
+    }
+
     fn thread_id(&self) -> Option<String> {
         self.known_thread.clone()
     }

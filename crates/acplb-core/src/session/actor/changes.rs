@@ -177,6 +177,13 @@ impl SessionActor {
             options: self.catalog.options(&self.settings, self.mode),
             journal: self.journal.as_ref().map(|j| (j.path().to_owned(), j.bytes())),
         };
+        // After the journal's length is taken, so the replay does not show them too: they are
+        // held and follow it. A provider away running a turn announces nothing again.
+        if hold && let Some(provider) = &self.provider {
+            for update in provider.announce_again() {
+                self.notify(update);
+            }
+        }
         if answer.send(attached).is_err() && hold {
             // The request went away: nothing will be replayed, so nothing stays held.
             self.hold.release(&self.cx, &self.flow);
