@@ -127,3 +127,37 @@ async fn slash_compact_shows_as_one_compaction() {
     assert_eq!(seen[0]["compactionId"], seen[1]["compactionId"]);
     assert!(!told_in_words(&live.updates));
 }
+
+#[tokio::test]
+async fn an_air_client_without_compaction_updates_sees_the_peers_compaction_call() {
+    let mut live = Live::start();
+    let mut caps = serde_json::to_value(caps(false)).unwrap();
+    caps["_meta"] = serde_json::json!({"jetbrains": {"air": {"version": 1, "capabilities": []}}});
+    let answers = turns(&mut live, caps, &["scenario:plain one", "/compact"]).await;
+    assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+    assert!(compactions(&live.updates).is_empty());
+    let all = live.updates.json();
+    let marked: Vec<&Value> = all
+        .iter()
+        .filter(|u| u["_meta"]["jetbrains"]["air"]["contextCompaction"]["version"] == 1)
+        .collect();
+    if transport() == "exec" {
+        assert!(marked.is_empty(), "{all:?}");
+        return;
+    }
+    let steps: Vec<(&Value, &Value)> = marked
+        .iter()
+        .map(|u| (&u["sessionUpdate"], &u["status"]))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (&Value::from("tool_call"), &Value::from("in_progress")),
+            (&Value::from("tool_call_update"), &Value::from("completed"))
+        ],
+        "{all:?}"
+    );
+    assert_eq!(marked[0]["title"], "Compact conversation");
+    assert_eq!(marked[0]["toolCallId"], marked[1]["toolCallId"]);
+    assert!(!told_in_words(&live.updates), "the call says it: {all:?}");
+}

@@ -798,3 +798,48 @@ fn an_air_client_gets_each_messages_phase_on_its_chunks() {
     );
     assert!(phases(None).iter().all(Value::is_null));
 }
+
+#[test]
+fn an_air_client_without_compaction_updates_sees_a_compaction_as_the_peers_tool_call() {
+    let compacting = [
+        item("item/started", json!({"type": "contextCompaction", "id": "c1"})),
+        item("item/completed", json!({"type": "contextCompaction", "id": "c1"})),
+        item("item/started", json!({"type": "contextCompaction", "id": "c2"})),
+        (
+            "turn/completed",
+            json!({"turn": {"id": "tu", "status": "interrupted"}}),
+        ),
+    ];
+    let air = acplb_core::capabilities::Air {
+        capabilities: Vec::new(),
+    };
+    let mut d = AppDecoder::new(DecoderOptions {
+        id_prefix: "t1/".into(),
+        air: Some(air),
+        ..DecoderOptions::new("/workspace")
+    });
+    let (updates, _) = run(&mut d, &compacting);
+    let mark = json!({"jetbrains": {"air": {"version": 1, "contextCompaction": {"version": 1}}}});
+    let seen: Vec<(Value, Value, Value)> = updates
+        .iter()
+        .map(|u| (u["toolCallId"].clone(), u["status"].clone(), u["_meta"].clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!("t1/c1"), json!("in_progress"), mark.clone()),
+            (json!("t1/c1"), json!("completed"), mark.clone()),
+            (json!("t1/c2"), json!("in_progress"), mark.clone()),
+            (json!("t1/c2"), json!("failed"), mark),
+        ],
+        "{updates:?}"
+    );
+    assert_eq!(updates[0]["title"], "Compact conversation");
+    assert_eq!(updates[0]["kind"], "think");
+    // A plain client keeps its words.
+    let (plain, _) = run(&mut decoder(), &compacting[..2]);
+    assert!(
+        plain.iter().all(|u| u["sessionUpdate"] != "tool_call"),
+        "{plain:?}"
+    );
+}
