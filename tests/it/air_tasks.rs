@@ -210,3 +210,31 @@ async fn a_load_of_the_open_session_announces_its_running_tasks_again_after_the_
         "it still runs"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminals_clean_ends_each_task_as_stopped() {
+    let mut live = live();
+    let (cwd, updates) = (live.workspace(), live.updates.clone());
+    let notes = live.acplb.vendor_notes.clone();
+    let ended = move || {
+        let notes = notes.lock().unwrap();
+        notes
+            .iter()
+            .any(|(_, p)| p["update"]["sessionUpdate"] == "async_task_state_update")
+    };
+    let call = live
+        .acplb
+        .client(&updates, async |cx| {
+            let id = crate::background::open(&cx, &cwd, air(&["asyncTasks"])).await?;
+            let (call, _) = run(&cx, &id, "background", &updates).await?;
+            assert_end_turn(&prompt(&cx, &id, "/terminals clean").await?.stop_reason);
+            assert!(eventually(Duration::from_secs(10), ended).await, "the task ended");
+            Ok(call)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    let notes = task_notes(&live);
+    let told = of(&notes, "async_task_state_update", &call);
+    assert_eq!(told.len(), 1, "{notes:?}");
+    assert_eq!(told[0]["update"]["state"], "stopped", "{notes:?}");
+}

@@ -179,14 +179,15 @@ async fn terminate(rpc: &Rpc, thread: &str, terminal: &Terminal) -> Result<bool,
         thread_id: thread.to_owned(),
         process_id: terminal.process_id.clone(),
     };
-    // Noted first: the command's end may come before Codex's answer.
-    rpc.stops().note(&terminal.item_id);
+    // Noted first: the command's end may come before Codex's answer. A stop already under way
+    // keeps its note, whatever this one is answered.
+    let noted = rpc.stops().note(thread, &terminal.item_id);
     let answer = rpc.request(&params).await;
     let terminated = answer
         .as_ref()
         .is_ok_and(|a| a.get("terminated").and_then(Value::as_bool) == Some(true));
-    if !terminated {
-        rpc.stops().forget(&terminal.item_id);
+    if !terminated && noted {
+        rpc.stops().forget(thread, &terminal.item_id);
     }
     answer.map_err(|e| format!("Codex did not stop process {}: {e}", terminal.process_id))?;
     Ok(terminated)
@@ -203,6 +204,23 @@ pub(crate) async fn clean(rpc: &Rpc, thread: &str) -> Result<(), String> {
         .map_err(|e| format!("Codex did not stop the background terminals: {e}"))
 }
 
+/// [`clean`] at the user's word: each terminal it stops is noted as stopped first.
+async fn clean_noted(rpc: &Rpc, thread: &str) -> Result<(), String> {
+    let terminals = list(rpc, thread).await?;
+    let noted: Vec<&str> = terminals
+        .iter()
+        .filter(|t| rpc.stops().note(thread, &t.item_id))
+        .map(|t| t.item_id.as_str())
+        .collect();
+    let cleaned = clean(rpc, thread).await;
+    if cleaned.is_err() {
+        for item in noted {
+            rpc.stops().forget(thread, item);
+        }
+    }
+    cleaned
+}
+
 /// Markdown for the editor: what `ask` did on `on.thread`.
 pub(crate) async fn report(on: On<'_>, ask: &Ask) -> String {
     let (rpc, thread) = (on.rpc, on.thread);
@@ -212,7 +230,7 @@ pub(crate) async fn report(on: On<'_>, ask: &Ask) -> String {
         Ask::List => list_with_pids(on).await.map(|t| render(&t)),
         Ask::Stop(id) => stop(rpc, thread, id).await.map(|s| stopped_text(id, &s)),
         Ask::StopAll => stop_all(rpc, thread).await,
-        Ask::Clean => clean(rpc, thread)
+        Ask::Clean => clean_noted(rpc, thread)
             .await
             .map(|()| "Codex stopped every background terminal of this session.\n".to_owned()),
     };

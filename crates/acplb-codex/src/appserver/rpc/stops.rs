@@ -1,6 +1,7 @@
 //! The background commands the user asked Codex to stop (`/terminals stop`,
-//! `_session/async_task/stop`), by Codex's item id, until their end arrives: a `JetBrains` AIR
-//! client is told such a task ended `stopped`, not `failed` (ADR 0051).
+//! `_session/async_task/stop`), by thread and Codex's item id (item ids are the model's call
+//! ids, which two threads may share), until their end arrives: a `JetBrains` AIR client is
+//! told such a task ended `stopped`, not `failed` (ADR 0051).
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -9,29 +10,32 @@ use std::collections::HashSet;
 /// never came must not grow it forever).
 const MAX: usize = 256;
 
-/// Item ids of commands being stopped; one per server connection, shared by its sessions.
+/// `(thread id, item id)` of commands being stopped; one per server connection, shared by
+/// its sessions.
 #[derive(Debug, Default)]
-pub(crate) struct Stops(RefCell<HashSet<String>>);
+pub(crate) struct Stops(RefCell<HashSet<(String, String)>>);
 
 impl Stops {
-    /// The user asks to stop the command of item `item` (noted before Codex is asked, so its
-    /// end cannot arrive first).
-    pub(crate) fn note(&self, item: &str) {
+    /// The user asks to stop the command of item `item` of `thread` (noted before Codex is
+    /// asked, so its end cannot arrive first); `false` when a stop of it was noted already
+    /// (then only that stop may [`Stops::forget`] it).
+    pub(crate) fn note(&self, thread: &str, item: &str) -> bool {
         let mut items = self.0.borrow_mut();
         if items.len() >= MAX {
             items.clear();
         }
-        items.insert(item.to_owned());
+        items.insert((thread.to_owned(), item.to_owned()))
     }
 
     /// Codex did not stop it after all.
-    pub(crate) fn forget(&self, item: &str) {
-        self.0.borrow_mut().remove(item);
+    pub(crate) fn forget(&self, thread: &str, item: &str) {
+        self.0.borrow_mut().remove(&(thread.to_owned(), item.to_owned()));
     }
 
-    /// Whether the command of `item` (which just ended) was being stopped; forgets it.
-    pub(crate) fn take(&self, item: &str) -> bool {
-        self.0.borrow_mut().remove(item)
+    /// Whether the command of item `item` of `thread` (which just ended) was being stopped;
+    /// forgets it.
+    pub(crate) fn take(&self, thread: &str, item: &str) -> bool {
+        self.0.borrow_mut().remove(&(thread.to_owned(), item.to_owned()))
     }
 }
 
@@ -42,22 +46,27 @@ mod tests {
     #[test]
     fn a_stop_is_taken_once_and_a_forgotten_one_not_at_all() {
         let stops = Stops::default();
-        stops.note("a");
-        stops.note("b");
-        stops.forget("b");
-        assert!(stops.take("a"));
-        assert!(!stops.take("a"), "taken once");
-        assert!(!stops.take("b"), "forgotten");
+        assert!(stops.note("t", "a"));
+        assert!(!stops.note("t", "a"), "a second stop of it");
+        stops.note("t", "b");
+        stops.forget("t", "b");
+        assert!(
+            !stops.take("other thread", "a"),
+            "another thread's item of the same id"
+        );
+        assert!(stops.take("t", "a"));
+        assert!(!stops.take("t", "a"), "taken once");
+        assert!(!stops.take("t", "b"), "forgotten");
     }
 
     #[test]
     fn too_many_waiting_stops_start_the_list_again() {
         let stops = Stops::default();
         for i in 0..MAX {
-            stops.note(&i.to_string());
+            stops.note("t", &i.to_string());
         }
-        stops.note("last");
-        assert!(stops.take("last"));
-        assert!(!stops.take("0"));
+        stops.note("t", "last");
+        assert!(stops.take("t", "last"));
+        assert!(!stops.take("t", "0"));
     }
 }

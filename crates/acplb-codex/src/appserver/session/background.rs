@@ -65,18 +65,27 @@ impl Background {
         let Some(at) = self.decoders.iter().position(|d| d.follows(method, params)) else {
             return false;
         };
-        let decoder = &mut self.decoders[at];
-        if method == methods::ITEM_COMPLETED
-            && let Some(item) = params.pointer("/item/id").and_then(Value::as_str)
-            && self.stops.as_ref().is_some_and(|s| s.take(item))
-        {
-            decoder.mark_stopped(item);
+        if let Some(item) = self.stopped(method, params) {
+            self.decoders[at].mark_stopped(&item);
         }
+        let decoder = &mut self.decoders[at];
         let _signal = decoder.notification(method, params, out);
         if !decoder.following() {
             self.decoders.remove(at);
         }
         true
+    }
+
+    /// The item id of the command whose end `method` is, if the user stopped it (forgotten
+    /// once asked).
+    fn stopped(&self, method: &str, params: &Value) -> Option<String> {
+        if method != methods::ITEM_COMPLETED {
+            return None;
+        }
+        let item = params.pointer("/item/id").and_then(Value::as_str)?;
+        let thread = params.get("threadId").and_then(Value::as_str)?;
+        let stops = self.stops.as_ref()?;
+        stops.take(thread, item).then(|| item.to_owned())
     }
 
     /// Ends every followed command's tool call (its server went), an announced task as `task`.
@@ -104,12 +113,27 @@ impl Background {
 }
 
 /// What waits in the inbox after a turn's end: the news of background commands, if anything
-/// (their updates go to `sink`; the rest is dropped, as between turns).
-pub(crate) fn take_rest(background: &Shared, inbox: &mut Inbox, sink: &dyn SessionSink) {
+/// (their updates go to `sink`; the rest is dropped, as between turns). The ended turn's own
+/// `decoder`, not kept yet, takes the news of the commands it leaves running: one that ended
+/// just after the turn must not be lost.
+pub(crate) fn take_rest(
+    background: &Shared,
+    decoder: &mut AppDecoder,
+    inbox: &mut Inbox,
+    sink: &dyn SessionSink,
+) {
     let mut out = Vec::new();
     while let Some(msg) = inbox.try_take() {
         if let Incoming::Notification { method, params } = &msg {
-            background.borrow_mut().take(method, params, &mut out);
+            if decoder.follows(method, params) {
+                let stopped = background.borrow().stopped(method, params);
+                if let Some(item) = stopped {
+                    decoder.mark_stopped(&item);
+                }
+                let _signal = decoder.notification(method, params, &mut out);
+            } else {
+                background.borrow_mut().take(method, params, &mut out);
+            }
         }
     }
     for update in out {

@@ -295,7 +295,7 @@ impl ProviderSession for AppSession {
         };
         drop(images);
         conn.rpc.set_active(&thread_id, false);
-        background::take_rest(&self.background, inbox, sink);
+        background::take_rest(&self.background, &mut run.decoder, inbox, sink);
         self.goal = run.goal.take();
         self.conclude(run, &end, sink);
         self.outcome(end, &start_totals)
