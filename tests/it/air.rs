@@ -331,20 +331,29 @@ async fn a_background_command_is_marked_as_an_async_task_for_an_air_client_that_
     assert!(!has_air_keys(&Value::Array(plain.clone())), "{plain:?}");
 }
 
+/// `initialize` with `client`, then a session in `ws`; its id.
+async fn opened(
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+    ws: &std::path::Path,
+    client: ClientCapabilities,
+) -> Result<agent_client_protocol::v1::schema::SessionId, agent_client_protocol::Error> {
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+        .block_task()
+        .await?;
+    Ok(cx
+        .send_request(NewSessionRequest::new(ws))
+        .block_task()
+        .await?
+        .session_id)
+}
+
 /// `initialize` with `client`, a session (in `read-only`) and one prompt, which ends its turn.
 async fn one_prompt(live: &mut Live, client: ClientCapabilities, text: &str) {
     let (ws, updates) = (live.workspace(), live.updates.clone());
     live.acplb
         .client(&updates, async |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            assert_end_turn(
-                &crate::harness::prompt(&cx, &s.session_id, text)
-                    .await?
-                    .stop_reason,
-            );
+            let id = opened(&cx, &ws, client).await?;
+            assert_end_turn(&crate::harness::prompt(&cx, &id, text).await?.stop_reason);
             Ok(())
         })
         .await
@@ -466,12 +475,9 @@ async fn asked_form(live: &mut Live, meta: Value) -> Value {
         caps(meta).elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()));
     live.acplb
         .client(&updates, async |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            set_mode(&cx, &s.session_id, "plan").await?;
-            let answer = crate::harness::prompt(&cx, &s.session_id, "scenario:ask which color").await?;
+            let id = opened(&cx, &ws, client).await?;
+            set_mode(&cx, &id, "plan").await?;
+            let answer = crate::harness::prompt(&cx, &id, "scenario:ask which color").await?;
             assert_end_turn(&answer.stop_reason);
             Ok(())
         })
