@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 /// The `_meta` key under which a tool call update carries the updates that follow it.
 pub const FOLLOWERS: &str = "acplb/followers";
 
-/// Has `follower` (an update object with its own `sessionUpdate` kind) sent right after
-/// `update`, after any that update already carries.
-pub fn follow(update: &mut ToolCallUpdate, follower: Map<String, Value>) {
+/// Has `follower` (an update object with its own `sessionUpdate` kind; anything else is
+/// dropped) sent right after `update`, after any that update already carries.
+pub fn follow(update: &mut ToolCallUpdate, follower: Value) {
     let meta = update.meta.get_or_insert_with(Default::default);
     let list = meta
         .entry(FOLLOWERS.to_owned())
@@ -22,7 +22,7 @@ pub fn follow(update: &mut ToolCallUpdate, follower: Map<String, Value>) {
         *list = Value::Array(Vec::new());
     }
     if let Value::Array(list) = list {
-        list.push(Value::Object(follower));
+        list.push(follower);
     }
 }
 

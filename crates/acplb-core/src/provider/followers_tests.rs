@@ -1,22 +1,17 @@
+//! Followers come off a tool call update in order, leaving the rest of its `_meta`; malformed ones are dropped.
+
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallUpdate, ToolCallUpdateFields};
 use serde_json::{Map, Value, json};
 
 use super::{FOLLOWERS, follow, take};
-
-fn object(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => unreachable!("an object"),
-    }
-}
 
 #[test]
 fn followers_come_off_in_order_and_leave_the_rest_of_the_meta() {
     let mut meta = Map::new();
     meta.insert("kept".into(), json!(1));
     let mut update = ToolCallUpdate::new("t1", ToolCallUpdateFields::new()).meta(meta);
-    follow(&mut update, object(json!({"sessionUpdate": "first"})));
-    follow(&mut update, object(json!({"sessionUpdate": "second", "n": 2})));
+    follow(&mut update, json!({"sessionUpdate": "first"}));
+    follow(&mut update, json!({"sessionUpdate": "second", "n": 2}));
     let mut update = SessionUpdate::ToolCallUpdate(update);
     let taken = take(&mut update);
     let kinds: Vec<_> = taken.iter().map(|f| f["sessionUpdate"].clone()).collect();
@@ -29,7 +24,7 @@ fn followers_come_off_in_order_and_leave_the_rest_of_the_meta() {
 #[test]
 fn an_update_left_with_no_meta_has_none_and_malformed_followers_are_dropped() {
     let mut update = ToolCallUpdate::new("t1", ToolCallUpdateFields::new());
-    follow(&mut update, object(json!({"sessionUpdate": "kept"})));
+    follow(&mut update, json!({"sessionUpdate": "kept"}));
     if let Some(Value::Array(list)) = update.meta.as_mut().and_then(|m| m.get_mut(FOLLOWERS)) {
         list.push(json!("not an object"));
         list.push(json!({"no": "kind"}));

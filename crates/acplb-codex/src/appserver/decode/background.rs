@@ -9,7 +9,7 @@ use acplb_core::provider::followers;
 use agent_client_protocol::v1::schema::{
     Meta, SessionUpdate, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{AppDecoder, OpenCall};
 use crate::appserver::protocol::methods;
@@ -52,28 +52,24 @@ impl TaskEnd {
     }
 }
 
-/// `async_task_spawned` for the command of `update`'s call titled `name`; its task id is the
-/// tool call id, which `_session/async_task/stop` takes.
-fn spawned(id: &ToolCallId, name: &str) -> Map<String, Value> {
-    let mut f = Map::new();
-    f.insert("sessionUpdate".into(), json!("async_task_spawned"));
-    f.insert("asyncTaskId".into(), json!(id.to_string()));
-    f.insert("name".into(), json!(name));
-    f.insert("taskType".into(), json!("shell"));
-    f.insert("showInTranscript".into(), json!(false));
-    f.insert("canStop".into(), json!(true));
-    f.insert("toolCallId".into(), json!(id.to_string()));
-    f
+/// `async_task_spawned` for the command of call `id` titled `name`; its task id is the tool
+/// call id, which `_session/async_task/stop` takes.
+fn spawned(id: &ToolCallId, name: &str) -> Value {
+    json!({"sessionUpdate": "async_task_spawned", "asyncTaskId": id.to_string(), "name": name,
+        "taskType": "shell", "showInTranscript": false, "canStop": true, "toolCallId": id.to_string()})
 }
 
 /// `async_task_state_update` of the task of call `id`.
-fn state_update(id: &ToolCallId, end: TaskEnd) -> Map<String, Value> {
-    let mut f = Map::new();
-    f.insert("sessionUpdate".into(), json!("async_task_state_update"));
-    f.insert("asyncTaskId".into(), json!(id.to_string()));
-    f.insert("state".into(), json!(end.as_str()));
-    f.insert("toolCallId".into(), json!(id.to_string()));
-    f
+fn state_update(id: &ToolCallId, end: TaskEnd) -> Value {
+    json!({"sessionUpdate": "async_task_state_update", "asyncTaskId": id.to_string(),
+        "state": end.as_str(), "toolCallId": id.to_string()})
+}
+
+/// An update of call `id` that changes nothing, carrying `follower`.
+fn carrier(id: &ToolCallId, follower: Value) -> SessionUpdate {
+    let mut update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
+    followers::follow(&mut update, follower);
+    SessionUpdate::ToolCallUpdate(update)
 }
 
 impl AppDecoder {
@@ -143,10 +139,10 @@ impl AppDecoder {
             .iter()
             .filter(|open| open.task.is_some())
             .map(|open| {
-                let id = &open.call.tool_call_id;
-                let mut update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
-                followers::follow(&mut update, spawned(id, &open.call.title));
-                SessionUpdate::ToolCallUpdate(update)
+                carrier(
+                    &open.call.tool_call_id,
+                    spawned(&open.call.tool_call_id, &open.call.title),
+                )
             })
             .collect()
     }
@@ -211,7 +207,5 @@ fn tell_task(id: &ToolCallId, end: TaskEnd, out: &mut Vec<SessionUpdate>, from: 
         followers::follow(update, state_update(id, end));
         return;
     }
-    let mut update = ToolCallUpdate::new(id.clone(), ToolCallUpdateFields::new());
-    followers::follow(&mut update, state_update(id, end));
-    out.push(SessionUpdate::ToolCallUpdate(update));
+    out.push(carrier(id, state_update(id, end)));
 }

@@ -34,7 +34,6 @@ impl AppDecoder {
             out.push(update(&id, CompactionStatus::InProgress, None));
         } else if self.compaction_calls() {
             out.push(SessionUpdate::ToolCall(call(&id, ToolCallStatus::InProgress)));
-            self.streams.other_sent();
         } else {
             return;
         }
@@ -55,7 +54,6 @@ impl AppDecoder {
             } else {
                 SessionUpdate::ToolCall(call(id, ToolCallStatus::Completed))
             });
-            self.streams.other_sent();
         } else if self.opts.notices {
             emit::info_notice(out, COMPACTED.to_owned());
         } else {

@@ -65,27 +65,12 @@ impl Background {
         let Some(at) = self.decoders.iter().position(|d| d.follows(method, params)) else {
             return false;
         };
-        if let Some(item) = self.stopped(method, params) {
-            self.decoders[at].mark_stopped(&item);
-        }
         let decoder = &mut self.decoders[at];
-        let _signal = decoder.notification(method, params, out);
+        feed(self.stops.as_deref(), decoder, method, params, out);
         if !decoder.following() {
             self.decoders.remove(at);
         }
         true
-    }
-
-    /// The item id of the command whose end `method` is, if the user stopped it (forgotten
-    /// once asked).
-    fn stopped(&self, method: &str, params: &Value) -> Option<String> {
-        if method != methods::ITEM_COMPLETED {
-            return None;
-        }
-        let item = params.pointer("/item/id").and_then(Value::as_str)?;
-        let thread = params.get("threadId").and_then(Value::as_str)?;
-        let stops = self.stops.as_ref()?;
-        stops.take(thread, item).then(|| item.to_owned())
     }
 
     /// Ends every followed command's tool call (its server went), an announced task as `task`.
@@ -126,11 +111,8 @@ pub(crate) fn take_rest(
     while let Some(msg) = inbox.try_take() {
         if let Incoming::Notification { method, params } = &msg {
             if decoder.follows(method, params) {
-                let stopped = background.borrow().stopped(method, params);
-                if let Some(item) = stopped {
-                    decoder.mark_stopped(&item);
-                }
-                let _signal = decoder.notification(method, params, &mut out);
+                let stops = background.borrow().stops.clone();
+                feed(stops.as_deref(), decoder, method, params, &mut out);
             } else {
                 background.borrow_mut().take(method, params, &mut out);
             }
@@ -139,6 +121,28 @@ pub(crate) fn take_rest(
     for update in out {
         sink.update(update);
     }
+}
+
+/// Feeds `decoder` a notification about a command it follows, first marking the command
+/// stopped when it is its end and the user stopped it (`stops` forgets it then).
+fn feed(
+    stops: Option<&Stops>,
+    decoder: &mut AppDecoder,
+    method: &str,
+    params: &Value,
+    out: &mut Vec<SessionUpdate>,
+) {
+    if method == methods::ITEM_COMPLETED
+        && let (Some(stops), Some(item), Some(thread)) = (
+            stops,
+            params.pointer("/item/id").and_then(Value::as_str),
+            params.get("threadId").and_then(Value::as_str),
+        )
+        && stops.take(thread, item)
+    {
+        decoder.mark_stopped(item);
+    }
+    let _signal = decoder.notification(method, params, out);
 }
 
 /// A closing session's background terminals: Codex stops every one of its thread (within
