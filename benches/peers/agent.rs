@@ -57,7 +57,7 @@ impl std::str::FromStr for AgentSpec {
     }
 }
 
-/// What is needed to start any of the agents against one Codex home.
+/// What is needed to start an agent against its Codex home.
 #[derive(Debug)]
 pub(crate) struct Launcher {
     pub(crate) acplb: PathBuf,
@@ -65,8 +65,11 @@ pub(crate) struct Launcher {
     pub(crate) ts_peer: PathBuf,
     pub(crate) codex: PathBuf,
     pub(crate) workspace: PathBuf,
-    /// `CODEX_HOME`, `MOCK_API_KEY`, `PATH` and an empty `HOME`, the same for every agent.
+    /// `CODEX_HOME`, `MOCK_API_KEY`, `PATH` and an empty `HOME`: alike for every agent, but each
+    /// agent's own directories.
     pub(crate) codex_env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// `CODEX_HOME=…` as it appears in the environment of this agent's processes.
+    pub(crate) home_marker: String,
 }
 
 impl Launcher {

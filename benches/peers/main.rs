@@ -1,14 +1,16 @@
 //! `scripts/bench-peers` (`cargo bench --bench peers -- [options]`): acplb beside the TypeScript
 //! codex-acp 2.6.0, both driving the real Codex CLI against the project's mock model.
 //!
-//! Agents alternate (the order rotates every pair), each run launching the agent, opening a session,
+//! Scenarios run one after the other and, within one, agents alternate (the order rotates every
+//! pair, so each agent's runs follow each other agent's as often), each run launching the agent, opening a session,
 //! waiting 1 s as a user would, and sending one prompt of the mock scenario `plain` or `shell`. It
 //! prints, per agent and scenario, the medians of: launch → `session/new` reply, prompt → first
 //! `agent_message_chunk`, prompt → `session/prompt` response (and of it: prompt → the first model
 //! request the mock received, and the last model request → the response; what lies between is
 //! Codex's alone), and the agent process's own peak RSS (`VmHWM`, children excluded); then the
-//! medians of the pairwise ratios to the baseline agent and the targets. Both agents share one
-//! `CODEX_HOME` and an empty `HOME`, and run in the `read-only` mode.
+//! medians of the pairwise ratios to the baseline agent and the targets. Agents get
+//! an empty `HOME`, and run in the `read-only` mode. Each agent has its own `CODEX_HOME` and
+//! workspace, made alike, so that what one agent's run leaves there cannot slow another agent's run.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -130,31 +132,42 @@ async fn bench(args: &Args) -> anyhow::Result<()> {
         );
     }
     let mock = MockModel::start(MockConfig::default()).context("failed to start the mock model")?;
-    let env = CodexTestEnv::builder(mock.base_url())
-        .codex(codex_binary()?)
-        .build()?;
-    let home_marker = format!("CODEX_HOME={}", env.home().display());
-    let launcher = Launcher {
-        acplb: acplb.clone(),
-        node: args.node.clone(),
-        ts_peer: ts_peer.clone(),
-        codex: env.codex_path().to_path_buf(),
-        workspace: env.workspace(),
-        codex_env: clean_home(&env)?,
-    };
+    // One Codex home and workspace per agent, alike but apart: what one agent's run leaves behind
+    // (a Codex killed mid-write, its state database to recover) must not slow the next agent's run.
+    let codex = codex_binary()?;
+    let mut homes = Vec::with_capacity(agents.len());
+    for _ in agents {
+        let env = CodexTestEnv::builder(mock.base_url())
+            .codex(codex.clone())
+            .build()?;
+        let launcher = Launcher {
+            acplb: acplb.clone(),
+            node: args.node.clone(),
+            ts_peer: ts_peer.clone(),
+            codex: env.codex_path().to_path_buf(),
+            workspace: env.workspace(),
+            codex_env: clean_home(&env)?,
+            home_marker: format!("CODEX_HOME={}", env.home().display()),
+        };
+        homes.push((env, launcher));
+    }
     let pacing = Pacing {
         think: Duration::from_millis(args.think_ms),
         timeout: Duration::from_secs(args.timeout_secs),
     };
     let mut records = Vec::new();
     let total = args.warmup + args.pairs;
-    for round in 0..total {
-        let counted = round.checked_sub(args.warmup);
-        for &scenario in &args.scenarios {
-            // Rotate the order every pair so that neither agent always runs first.
+    // One scenario after the other, the agents' order rotating every pair: so that no agent
+    // always runs first, and each agent's runs follow each other agent's as often (a run slows
+    // the next one a little, more after the TS peer: alternating scenarios in one loop made
+    // acplb's shell runs always follow the TS peer's).
+    for &scenario in &args.scenarios {
+        for round in 0..total {
+            let counted = round.checked_sub(args.warmup);
             for k in 0..agents.len() {
                 let a = (k + round) % agents.len();
-                let mut sample = run::measure(&launcher, &agents[a], scenario, pacing, &home_marker).await?;
+                let launcher = &homes[a].1;
+                let mut sample = run::measure(launcher, &agents[a], scenario, pacing).await?;
                 sample.model_requests = run::model_requests(&sample, &mock.requests());
                 progress(counted, scenario, &agents[a].name, &sample);
                 if let Some(pair) = counted {
@@ -173,7 +186,7 @@ async fn bench(args: &Args) -> anyhow::Result<()> {
         baseline,
         scenarios: &args.scenarios,
         records: &records,
-        setup: setup(args, &launcher, transport_flag, &records),
+        setup: setup(args, &homes[0].1, transport_flag, &records),
     };
     if args.json {
         println!("{:#}", report.json());
@@ -267,6 +280,10 @@ fn setup(
         (
             "home".into(),
             json!("an empty directory for every agent (no user profile in Codex's login shells)"),
+        ),
+        (
+            "codex_home".into(),
+            json!("one per agent, with the same config.toml and workspace files"),
         ),
         ("left_behind_1s_after_exit_killed".into(), json!(left_behind)),
     ]

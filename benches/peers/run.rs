@@ -99,7 +99,6 @@ pub(crate) async fn measure(
     agent: &AgentSpec,
     scenario: Scenario,
     pacing: Pacing,
-    home_marker: &str,
 ) -> anyhow::Result<Sample> {
     let start = Instant::now();
     let mut child = launcher
@@ -121,7 +120,7 @@ pub(crate) async fn measure(
     )
     .await;
     let stopped = stop(&mut child).await;
-    let left_behind = kill_left_behind(home_marker).await;
+    let left_behind = kill_left_behind(&launcher.home_marker).await;
     let tail = || tail_of(&stderr);
     let mut sample = match result {
         Ok(Ok(sample)) => sample,
