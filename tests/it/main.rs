@@ -14,6 +14,7 @@
 
 mod acpx;
 mod air;
+mod air_reports;
 mod air_tasks;
 mod appserver;
 mod async_questions;

@@ -3,7 +3,9 @@
 //! there): developer instructions that take the place of the user's own (plugins' context is
 //! still appended after them), base instructions that replace the model's, and config
 //! overrides. The app-server gets them in `thread/start`; `codex exec` as `-c key=value`
-//! overrides, so a key that could carry a secret is refused.
+//! overrides, so a key that could carry a secret is refused. A `JetBrains` AIR client's custom
+//! instructions (`_meta.jetbrains.air.customInstructions`, a string, as the TS peer reads them)
+//! are developer instructions of the same kind, when `acplb/codex` gives none.
 
 use acplb_core::error::ProviderError;
 use acplb_core::provider::SessionSetup;
@@ -32,16 +34,33 @@ pub(crate) struct Caller {
 impl Caller {
     /// What `setup`'s `_meta` asks for (nothing when it has no `acplb/codex` key).
     pub(crate) fn of(setup: &SessionSetup) -> Result<Self, ProviderError> {
-        Self::from_meta(&setup.meta).map_err(|e| ProviderError::Prepare(format!("`_meta.{META_KEY}`: {e}")))
+        Self::of_meta(&setup.meta).map_err(ProviderError::Prepare)
     }
 
-    /// The `acplb/codex` entry of `meta` when it is valid, to keep with the session; else
-    /// nothing.
-    pub(crate) fn kept(meta: &Map<String, Value>) -> Map<String, Value> {
-        match (meta.get(META_KEY), Self::from_meta(meta)) {
-            (Some(ours), Ok(_)) => Map::from_iter([(META_KEY.to_owned(), ours.clone())]),
-            _ => Map::new(),
+    /// [`Self::of`] for a session's `_meta`: `acplb/codex`, then AIR's custom instructions when
+    /// it gives no developer instructions.
+    fn of_meta(meta: &Map<String, Value>) -> Result<Self, String> {
+        let mut caller = Self::from_meta(meta).map_err(|e| format!("`_meta.{META_KEY}`: {e}"))?;
+        if caller.developer_instructions.is_none() {
+            caller.developer_instructions = air_instructions(meta)?;
         }
+        Ok(caller)
+    }
+
+    /// The `acplb/codex` entry and the AIR custom instructions of `meta` when they are valid,
+    /// to keep with the session; else nothing.
+    pub(crate) fn kept(meta: &Map<String, Value>) -> Map<String, Value> {
+        let mut kept = Map::new();
+        if let (Some(ours), Ok(_)) = (meta.get(META_KEY), Self::from_meta(meta)) {
+            kept.insert(META_KEY.to_owned(), ours.clone());
+        }
+        if let Ok(Some(text)) = air_instructions(meta) {
+            kept.insert(
+                acplb_core::capabilities::JETBRAINS.to_owned(),
+                serde_json::json!({ acplb_core::capabilities::AIR: { AIR_INSTRUCTIONS: text } }),
+            );
+        }
+        kept
     }
 
     fn from_meta(meta: &Map<String, Value>) -> Result<Self, String> {
@@ -184,6 +203,33 @@ impl Drop for BaseInstructions {
     }
 }
 
+/// The AIR key of a session request's custom instructions.
+pub(crate) const AIR_INSTRUCTIONS: &str = "customInstructions";
+
+/// `_meta.jetbrains.air.customInstructions`: a string (an empty one, or `null`, is none).
+fn air_instructions(meta: &Map<String, Value>) -> Result<Option<String>, String> {
+    let value = meta
+        .get(acplb_core::capabilities::JETBRAINS)
+        .and_then(|j| j.get(acplb_core::capabilities::AIR))
+        .and_then(|a| a.get(AIR_INSTRUCTIONS));
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => {
+            let kind = match other {
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::Array(_) => "an array",
+                _ => "an object",
+            };
+            Err(format!(
+                "`_meta.jetbrains.air.{AIR_INSTRUCTIONS}` must be a string of instructions, not {kind}"
+            ))
+        }
+    }
+}
+
 /// A dotted key of bare parts that names no credential.
 fn check_key(key: &str) -> Result<(), String> {
     let bare = |p: &str| {
@@ -288,5 +334,55 @@ mod tests {
             "a refused entry is never written down"
         );
         assert!(Caller::kept(&Map::new()).is_empty());
+    }
+
+    fn air(value: &Value) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert(
+            "jetbrains".into(),
+            json!({ "air": { "customInstructions": value } }),
+        );
+        m
+    }
+
+    #[test]
+    fn air_custom_instructions_are_developer_instructions_unless_ours_give_some() {
+        let of = |m: &Map<String, Value>| Caller::of_meta(m).map(|c| c.developer_instructions);
+        assert_eq!(
+            of(&air(&json!("answer in French"))).unwrap().as_deref(),
+            Some("answer in French")
+        );
+        let mut both = air(&json!("answer in French"));
+        both.extend(meta(json!({"developerInstructions": "be brief"})));
+        assert_eq!(
+            of(&both).unwrap().as_deref(),
+            Some("be brief"),
+            "acplb/codex's own win"
+        );
+        assert_eq!(of(&air(&Value::Null)).unwrap(), None);
+        assert_eq!(of(&air(&json!("  "))).unwrap(), None, "blank is none");
+        let e = of(&air(&json!(3))).unwrap_err();
+        assert!(
+            e.contains("customInstructions` must be a string of instructions, not a number"),
+            "{e}"
+        );
+        let e = of(&air(&json!({"text": "x"}))).unwrap_err();
+        assert!(e.contains("not an object"), "{e}");
+    }
+
+    #[test]
+    fn air_custom_instructions_are_kept_with_the_session_and_a_bad_value_is_not() {
+        let mut m = air(&json!("answer in French"));
+        m.get_mut("jetbrains").unwrap()["air"]["other"] = json!(1);
+        let kept = Caller::kept(&m);
+        assert_eq!(
+            Value::Object(kept.clone()),
+            json!({"jetbrains": {"air": {"customInstructions": "answer in French"}}})
+        );
+        assert_eq!(
+            Caller::of_meta(&kept).unwrap().developer_instructions.as_deref(),
+            Some("answer in French")
+        );
+        assert!(Caller::kept(&air(&json!(3))).is_empty());
     }
 }

@@ -1,6 +1,7 @@
 //! `systemPrompt` and `additionalDirectories` refused, end to end: a relative or missing
 //! directory, a file given as a directory, a system prompt that would replace Codex's own or
-//! has no text; on `session/new` and on `session/load` alike, and nothing opens.
+//! has no text; on `session/new` and on `session/load` alike, and nothing opens. AIR custom
+//! instructions that are not text are refused the same way.
 
 use agent_client_protocol::v1::schema::{
     LoadSessionRequest, NewSessionRequest, SystemPrompt, SystemPromptMode,
@@ -68,4 +69,34 @@ async fn bad_directories_and_system_prompts_are_refused_with_what_is_wrong() {
         live.mock.requests().len() == 1,
         "nothing ran but the first session's turn"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn air_custom_instructions_that_are_not_text_are_refused_and_nothing_opens() {
+    let mut live = Live::start();
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let errors = live
+        .acplb
+        .client(&updates, async |cx| {
+            initialize(&cx).await?;
+            let mut errors = Vec::new();
+            for bad in [serde_json::json!(42), serde_json::json!(["a", "b"])] {
+                let meta = serde_json::json!({"jetbrains": {"air": {"customInstructions": bad}}});
+                let new = NewSessionRequest::new(&ws).meta(meta.as_object().cloned().unwrap());
+                let e = cx.send_request(new).block_task().await.expect_err("refused");
+                errors.push(e.message);
+            }
+            Ok(errors)
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(
+        errors[0].contains(
+            "`_meta.jetbrains.air.customInstructions` must be a string of instructions, not a number"
+        ),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("not an array"), "{errors:?}");
+    assert!(live.mock.requests().is_empty(), "nothing ran");
 }

@@ -72,6 +72,11 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
         catalog,
         refuses_sse_mcp: Some(crate::options::SSE_REFUSAL.into()),
         commands: commands::available(),
-        air: vec![air::DIFF_PATCH, air::RAW_INPUT_RENDERING, air::ASYNC_TASKS],
+        air: vec![
+            air::DIFF_PATCH,
+            air::RAW_INPUT_RENDERING,
+            air::ASYNC_TASKS,
+            crate::caller::AIR_INSTRUCTIONS,
+        ],
     }
 }

@@ -74,7 +74,10 @@ pub(crate) fn capabilities(catalog: acplb_core::session::options::OptionCatalog)
         refuses_sse_mcp: Some(SSE_REFUSAL.into()),
         commands: Vec::new(),
         // Exec shows a subagent's task only in `rawInput`, never as text.
-        air: vec![crate::render::air::RAW_INPUT_RENDERING],
+        air: vec![
+            crate::render::air::RAW_INPUT_RENDERING,
+            crate::caller::AIR_INSTRUCTIONS,
+        ],
     }
 }
 

@@ -88,6 +88,8 @@ pub(super) struct OpenedParts {
     pub(super) modes: ProviderModes,
     /// Who the session is in an agent team, if a plugin claimed an identity.
     pub(super) identity: Option<crate::plugin::TeamIdentity>,
+    /// The additional directories the request gave (beside the cwd).
+    pub(super) directories: Vec<std::path::PathBuf>,
 }
 
 /// A session whose opening finished (or failed).
@@ -220,6 +222,7 @@ impl Store {
                     // What the client that opened it asked of the provider goes on too.
                     setup.meta = provider.kept_meta(&loaded.history.meta);
                 }
+                let directories = setup.additional_directories.clone();
                 let provider = provider.open_session(setup).await.map_err(|e| {
                     tracing::warn!(error = %e, "the provider could not open the session");
                     wire::provider(&e)
@@ -234,6 +237,7 @@ impl Store {
                     notices: plugins.notices,
                     modes,
                     identity,
+                    directories,
                 })
             }
             .await;

@@ -40,6 +40,18 @@ impl Store {
         })
     }
 
+    /// The folders a file change report may name, when the client declared AIR's
+    /// `agentFileChangeReport` (ADR 0052): the cwd and the additional directories.
+    fn report_roots(
+        &self,
+        cwd: &std::path::Path,
+        directories: Vec<std::path::PathBuf>,
+    ) -> Option<Vec<std::path::PathBuf>> {
+        crate::capabilities::air(&self.client)
+            .filter(|air| air.declares(crate::session::file_report::CAPABILITY))
+            .map(|_| std::iter::once(cwd.to_path_buf()).chain(directories).collect())
+    }
+
     /// The provider side of a session is open: start its actor, replay its history (a load),
     /// answer the request.
     pub(super) fn on_opened(&mut self, opened: Opened) {
@@ -111,6 +123,7 @@ impl Store {
                     forms: self.client.elicitation.as_ref().is_some_and(
                         agent_client_protocol::v1::schema::ElicitationCapabilities::supports_form,
                     ),
+                    report_roots: self.report_roots(&pending.cwd, parts.directories),
                 },
             )
             .with_output_flow(self.options.output_flow.clone());

@@ -83,15 +83,17 @@ pub(super) fn initialize_meta(
     meta
 }
 
-/// The AIR extensions acplb answers in the peer's shapes: vendor methods, and the recommended
-/// model and effort on their options (`session/options.rs`).
-const AIR_CAPABILITIES: [&str; 6] = [
+/// The AIR extensions acplb answers in the peer's shapes: vendor methods, the recommended
+/// model and effort on their options (`session/options.rs`), and file change reports
+/// (`session/file_report.rs`).
+const AIR_CAPABILITIES: [&str; 7] = [
     "codexHooks",
     "sessionBatchGet",
     "sessionArchive",
     "sessionRename",
     "sessionListSubscribe",
     crate::session::options::AIR_RECOMMENDED_VALUE,
+    crate::session::file_report::CAPABILITY,
 ];
 
 /// `_session/list/subscribe {cwd}`.

@@ -1,6 +1,7 @@
 //! Sessions: one actor per ACP session, owning its provider session, mode and settings.
 
 mod actor;
+pub(crate) mod file_report;
 pub(crate) mod hold;
 pub mod modes;
 pub mod options;

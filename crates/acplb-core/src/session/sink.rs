@@ -9,8 +9,10 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::{Client, UntypedMessage};
 use futures::future::LocalBoxFuture;
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::file_report::FileChanges;
 use super::hold::{Held, Hold};
 use crate::plugin::Pipeline;
 use crate::provider::followers;
@@ -32,6 +34,8 @@ pub struct AcpSink {
     hold: Option<Rc<Hold>>,
     /// Whether the client declared form elicitation.
     forms: bool,
+    /// The files the turn's edits change, when the client may ask for a report of them.
+    file_changes: Option<Rc<RefCell<FileChanges>>>,
 }
 
 impl AcpSink {
@@ -51,6 +55,7 @@ impl AcpSink {
             registry: None,
             hold: None,
             forms: false,
+            file_changes: None,
         }
     }
 
@@ -67,6 +72,19 @@ impl AcpSink {
         self.journal = journal;
         self.registry = registry;
         self
+    }
+
+    /// Shows every update it sends to `changes` (AIR's file change report).
+    #[must_use]
+    pub(crate) fn with_file_changes(mut self, changes: Option<Rc<RefCell<FileChanges>>>) -> Self {
+        self.file_changes = changes;
+        self
+    }
+
+    /// Sends `update` beside the session's record: neither plugins nor the journal see it (a
+    /// replay does not repeat it), but a running replay holds it like any update.
+    pub(crate) fn aside(&self, update: SessionUpdate) {
+        self.send_update(SessionNotification::new(self.session_id.clone(), update));
     }
 
     /// Holds its updates back while a load of the session replays its history.
@@ -86,6 +104,9 @@ impl SessionSink for AcpSink {
         };
         if let Some(journal) = &self.journal {
             journal.update(&update);
+        }
+        if let Some(changes) = &self.file_changes {
+            changes.borrow_mut().observe(&update);
         }
         if let (Some(registry), SessionUpdate::SessionInfoUpdate(info)) = (&self.registry, &update)
             && let MaybeUndefined::Value(title) = &info.title

@@ -9,6 +9,7 @@ use super::{CANCEL_ANSWER, Running, SessionActor, steer};
 use crate::error::ProviderError;
 use crate::error::wire::{self, reply};
 use crate::provider::TurnOutcome;
+use crate::session::file_report::Unavailable;
 
 impl SessionActor {
     /// A required plugin refused the prompt: answer with its error; no turn ran.
@@ -17,12 +18,14 @@ impl SessionActor {
             responder,
             steered,
             lost_before,
+            report,
             ..
         }) = self.end_running()
         else {
             return;
         };
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
+        self.send_report(report, Err(Unavailable::NotReported));
         let turn = self.turns;
         self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
         self.unrecorded(lost_before);
@@ -54,13 +57,16 @@ impl SessionActor {
         let Some(responder) = running.responder.take() else {
             return;
         };
+        let report = running.report.take();
         tracing::info!(session = %self.id, "the provider is still stopping the cancelled turn; its prompt is answered now");
         let cancelled = Ok(crate::provider::TurnOutcome {
             stop_reason: StopReason::Cancelled,
             usage: None,
         });
         let timeout = limit.filter(|_| running.timed_out);
-        for responder in std::iter::once(responder).chain(running.steered.drain(..)) {
+        let steered: Vec<_> = running.steered.drain(..).collect();
+        self.send_report(report, Err(Unavailable::Cancelled));
+        for responder in std::iter::once(responder).chain(steered) {
             steer::answer(responder, &cancelled, timeout);
         }
     }
@@ -84,6 +90,7 @@ impl SessionActor {
             timed_out,
             steered,
             lost_before,
+            report,
             ..
         }) = self.end_running()
         else {
@@ -103,6 +110,7 @@ impl SessionActor {
             );
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
             self.unrecorded(lost_before);
+            self.send_report(report, Err(Unavailable::Cancelled));
             if let Some(responder) = responder {
                 reply(responder.respond_with_error(wire::turn_timeout(limit)));
             }
@@ -117,6 +125,12 @@ impl SessionActor {
         }
         // Said before the answer, so the editor knows what the answer covers.
         let unrecorded = self.unrecorded(lost_before);
+        let ending = match &result {
+            Ok(o) if o.stop_reason == StopReason::Cancelled => Err(Unavailable::Cancelled),
+            Ok(_) => Ok(()),
+            Err(_) => Err(Unavailable::ProviderError),
+        };
+        self.send_report(report, ending);
         match result {
             Ok(outcome) => {
                 tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");

@@ -3,6 +3,7 @@
 //! `LocalSet`.
 
 mod changes;
+mod file_report;
 mod finish;
 mod inbox;
 mod msg;
@@ -29,6 +30,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::file_report::Unavailable as file_report_reason;
 use super::hold::Hold;
 use super::options::OptionCatalog;
 use super::sink::AcpSink;
@@ -74,6 +76,8 @@ struct Running {
     answer_by: Option<Instant>,
     /// The records the journal had lost before this turn (those lost during it are its own).
     lost_before: u64,
+    /// The id of the AIR file change report the prompt asked for, until it is sent.
+    report: Option<String>,
 }
 
 /// One session's state; `run` is its mailbox loop.
@@ -116,6 +120,8 @@ pub(crate) struct SessionActor {
     titled: Option<String>,
     /// The provider's thread id as last read, for while the provider is away running a turn.
     thread: Option<String>,
+    /// What AIR's file change reports need, when the client declared them.
+    file_report: Option<file_report::Reports>,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -135,6 +141,9 @@ pub(crate) struct SessionParts {
     pub(crate) inbox: Option<Inbox>,
     /// Whether the client declared form elicitation (questions go to it as forms).
     pub(crate) forms: bool,
+    /// The folders the session may change (its cwd and additional directories), when the
+    /// client declared AIR's `agentFileChangeReport`.
+    pub(crate) report_roots: Option<Vec<std::path::PathBuf>>,
 }
 
 impl SessionActor {
@@ -168,6 +177,7 @@ impl SessionActor {
             forms: parts.forms,
             titled: None,
             thread: None,
+            file_report: parts.report_roots.map(file_report::Reports::new),
         }
     }
 
@@ -273,9 +283,10 @@ impl SessionActor {
             self.hushed = false;
         }
         match msg {
-            SessionMsg::Prompt { responder, .. } | SessionMsg::Control { responder, .. }
+            SessionMsg::Prompt { req, responder } | SessionMsg::Control { req, responder }
                 if self.shutting_down =>
             {
+                self.report_unasked(&req, file_report_reason::Cancelled);
                 reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
             }
             SessionMsg::Control { req, responder } => {
@@ -335,7 +346,9 @@ impl SessionActor {
         if let Some(running) = &self.running {
             running.cancel.cancel();
         }
-        for (_, responder) in self.queue.drain(..) {
+        let queued: Vec<_> = self.queue.drain(..).collect();
+        for (req, responder) in queued {
+            self.report_unasked(&req, file_report_reason::Cancelled);
             reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
         }
     }
@@ -350,6 +363,7 @@ impl SessionActor {
         .with_journal(self.journal.clone(), self.registry.clone())
         .with_hold(self.hold.clone())
         .with_forms(self.forms)
+        .with_file_changes(self.file_report.as_ref().map(file_report::Reports::changes))
     }
 
     /// Records in the journal, when the session is kept.

@@ -12,6 +12,7 @@ use crate::error::Reason;
 use crate::error::wire::{self, reply};
 use crate::plugin::PromptContext;
 use crate::provider::{SteerInbox, TurnOutcome, TurnRequest};
+use crate::session::file_report::Unavailable;
 use crate::session::prompt;
 use crate::sessions::journal::first_text_line;
 
@@ -22,6 +23,7 @@ impl SessionActor {
             if responder.cancellation().is_cancelled() {
                 // The editor withdrew it (`$/cancel_request`) while it waited: it never runs.
                 tracing::debug!(session = %self.id, "a queued prompt was withdrawn; skipped");
+                self.report_unasked(&req, Unavailable::Cancelled);
                 reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
                 continue;
             }
@@ -46,6 +48,7 @@ impl SessionActor {
             self.turns += 1;
             let turn_no = self.turns;
             let lost_before = self.lost_so_far();
+            let report = self.arm_report(&req);
             self.record(|j| j.prompt(turn_no, &req.prompt, false));
             self.held_delivered();
             if let Some(registry) = &self.registry {
@@ -78,6 +81,7 @@ impl SessionActor {
                 timed_out: false,
                 answer_by: None,
                 lost_before,
+                report,
             });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {
