@@ -2,7 +2,7 @@
 //! on the transport of this run: a client that declared `agentFileChangeReport` and asks for a
 //! report in a prompt's `_meta` gets one `session_info_update` with the files the turn's applied
 //! edits changed, before the prompt's answer; a turn without edits reports none; a prompt that
-//! asks for nothing gets nothing. Refusals and failures are in `hostile/air_reports.rs`.
+//! asks for nothing gets nothing; a prompt steered into a running turn (app-server) gets its own. Refusals and failures are in `hostile/air_reports.rs`.
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -117,4 +117,63 @@ async fn an_edit_turn_reports_its_files_before_the_answer_and_a_plain_turn_none(
     assert_eq!(plain["requestId"], "plain-2");
     assert_eq!(plain["paths"], json!([]), "{plain}");
     assert_eq!(all.len(), counts[2], "nothing after the last answer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_steered_into_the_turn_gets_its_own_report_before_the_answers() {
+    if crate::harness::transport() == "exec" {
+        // Only the app-server steers; on exec the second prompt is a turn of its own.
+        return;
+    }
+    // With `appserver.rs`'s scenarios `as_steer` and `as_steered`.
+    let mut live = crate::appserver::live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let watch = live.updates.clone();
+    let (first, second, count) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, id) = opened(&cx, &ws, air(&["agentFileChangeReport"])).await?;
+            // As `appserver.rs`'s steering test: its command runs without asking.
+            set_mode(&cx, &id, "full-access").await?;
+            cx.send_request(
+                agent_client_protocol::v1::schema::SetSessionConfigOptionRequest::new(
+                    id.clone(),
+                    "while_busy",
+                    "steer",
+                ),
+            )
+            .block_task()
+            .await?;
+            let first = cx
+                .send_request(request(&id, "scenario:as_steer go", Some(asking("turn-1"))))
+                .block_task();
+            assert!(
+                crate::harness::eventually(std::time::Duration::from_secs(60), || !watch
+                    .of_kind("tool_call")
+                    .is_empty())
+                .await,
+                "the first turn runs its command"
+            );
+            let second = cx
+                .send_request(request(
+                    &id,
+                    "scenario:as_steered STEER-TOKEN",
+                    Some(asking("steered-2")),
+                ))
+                .block_task()
+                .await?;
+            let first = first.await?;
+            Ok((first.stop_reason, second.stop_reason, updates.json().len()))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_end_turn(&first);
+    assert_end_turn(&second);
+    let reports = reports(&updates.json());
+    let ids: Vec<_> = reports.iter().map(|(_, r)| r["requestId"].clone()).collect();
+    assert_eq!(ids, [json!("turn-1"), json!("steered-2")], "{reports:?}");
+    for (at, report) in &reports {
+        assert!(*at < count, "{report}");
+        assert_eq!(report["status"], "reported", "{report}");
+    }
 }

@@ -45,7 +45,7 @@ actions = [{ type = "message", text = "the first prompt's answer" }]
 actions = [{ type = "message", text = "steered in: turns={turns}" }]
 "#;
 
-fn live() -> Live {
+pub(crate) fn live() -> Live {
     let script = Script::builtin().layered_with(Script::from_toml_str(SCENARIOS, "appserver-test").unwrap());
     Live::start_with(
         MockConfig::default().with_script(script),

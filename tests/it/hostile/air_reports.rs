@@ -17,7 +17,7 @@ use crate::live::{Live, assert_end_turn};
 async fn a_cancelled_or_failed_turn_reports_why_there_is_no_report() {
     let mut live = Live::start();
     let (ws, updates) = (live.workspace(), live.updates.clone());
-    let (stop, count) = live
+    let (stop, count, after_failure) = live
         .acplb
         .client(&updates, async |cx| {
             let (_, id) = opened(&cx, &ws, air(&["agentFileChangeReport"])).await?;
@@ -37,7 +37,7 @@ async fn a_cancelled_or_failed_turn_reports_why_there_is_no_report() {
                 .block_task()
                 .await;
             assert!(failed.is_err(), "{failed:?}");
-            Ok((stop, count))
+            Ok((stop, count, updates.json().len()))
         })
         .await
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
@@ -49,6 +49,10 @@ async fn a_cancelled_or_failed_turn_reports_why_there_is_no_report() {
     assert_eq!(
         report,
         &json!({"version": 1, "requestId": "slow-1", "status": "unavailable", "reason": "cancelled"})
+    );
+    assert!(
+        count <= reports[1].0 && reports[1].0 < after_failure,
+        "before the error answer"
     );
     assert_eq!(
         reports[1].1,

@@ -1,7 +1,7 @@
 //! `systemPrompt` and `additionalDirectories` refused, end to end: a relative or missing
 //! directory, a file given as a directory, a system prompt that would replace Codex's own or
 //! has no text; on `session/new` and on `session/load` alike, and nothing opens. AIR custom
-//! instructions that are not text are refused the same way.
+//! instructions that are not text fail `session/new` (the only request they are read from).
 
 use agent_client_protocol::v1::schema::{
     LoadSessionRequest, NewSessionRequest, SystemPrompt, SystemPromptMode,

@@ -136,7 +136,7 @@ impl ProviderAdapter for CodexAdapter {
     /// A caller's instructions, profile and config (`acplb mcp codex`'s `codex` tool) hold for
     /// the thread when another process continues it: the `acplb/codex` key, when it is one the
     /// provider accepts (so a refused value, one that could name a credential say, is never
-    /// written down).
+    /// written down), and an AIR client's `jetbrains.air.customInstructions` (a string).
     fn kept_meta(&self, meta: &Map<String, Value>) -> Map<String, Value> {
         crate::caller::Caller::kept(meta)
     }

@@ -233,8 +233,8 @@ pub trait ProviderAdapter {
     /// not wait for a child process to be ready: `session/new` is answered once it returns.
     async fn open_session(&self, setup: SessionSetup) -> Result<Box<dyn ProviderSession>, ProviderError>;
 
-    /// What of `session/new`'s `_meta` (keys of the provider's own namespace, values it
-    /// accepts) is kept with a session in its journal and given back in [`SessionSetup::meta`]
+    /// What of `session/new`'s `_meta` (keys of the provider's own namespace, or of a client
+    /// extension it reads, with values it accepts) is kept with a session in its journal and given back in [`SessionSetup::meta`]
     /// when another process loads or resumes it, so what the opening client asked of the
     /// provider (a profile, say) holds for the whole session. Also applied to what a journal
     /// gives back. Nothing is kept by default.

@@ -23,7 +23,7 @@ const MAX_PATHS: usize = 1024;
 /// The longest path a report lists, in characters; a longer one sets `truncated`.
 const MAX_PATH_CHARS: usize = 4096;
 /// What the report cannot know, said with every `reported` one.
-const UNCERTAINTY: &str = "Lists the files of the edits the agent applied in this turn; files a command changed (a shell `mv`, a build) are not seen.";
+const UNCERTAINTY: &str = "Lists the files of the edits the agent applied in this turn as diffs; files a command changed (a shell `mv`, a build), a moved file's old path and an edit shown without a diff are not seen.";
 
 /// Why a requested report is `unavailable`, by the TS peer's names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub(crate) fn requested(meta: Option<&Meta>) -> Option<String> {
 /// The files a turn's applied edits touched, as its updates show them.
 #[derive(Debug, Default)]
 pub(crate) struct FileChanges {
-    /// A report was asked for the running turn: updates are looked at.
+    /// A turn runs: updates are looked at.
     armed: bool,
     /// Paths of edit calls not completed yet, by call.
     pending: HashMap<ToolCallId, Vec<PathBuf>>,
@@ -81,7 +81,7 @@ pub(crate) struct FileChanges {
 }
 
 impl FileChanges {
-    /// A new turn asked for a report: what an earlier turn saw is forgotten.
+    /// A new turn starts: what an earlier turn saw is forgotten, and its updates are looked at.
     pub(crate) fn arm(&mut self) {
         *self = Self {
             armed: true,
@@ -126,43 +126,47 @@ impl FileChanges {
         }
     }
 
-    /// The report for `request_id`: the changed paths inside `roots` (others left out and the
-    /// report marked `truncated`), or why there is none. Disarms.
-    pub(crate) fn report(
+    /// The reports for `ids` (the turn's prompt and those steered into it that asked): the
+    /// changed paths inside `roots` (others left out and the report marked `truncated`), or
+    /// why there is none. Disarms.
+    pub(crate) fn reports(
         &mut self,
-        request_id: &str,
+        ids: &[String],
         ending: Result<(), Unavailable>,
         roots: &[PathBuf],
-    ) -> Value {
+    ) -> Vec<Value> {
         let changed = std::mem::take(self);
-        if let Err(why) = ending {
-            return json!({
-                "version": 1,
-                "requestId": request_id,
-                "status": "unavailable",
-                "reason": why.name(),
-            });
-        }
-        let mut truncated = false;
-        let mut paths = Vec::new();
-        for path in changed.changed {
-            let text = path.to_string_lossy().into_owned();
-            let fits = paths.len() < MAX_PATHS && text.chars().count() <= MAX_PATH_CHARS;
-            if inside(&path, roots) && fits {
-                paths.push(text);
-            } else {
-                truncated = true;
+        let body = if let Err(why) = ending {
+            json!({ "status": "unavailable", "reason": why.name() })
+        } else {
+            let mut truncated = false;
+            let mut paths = Vec::new();
+            for path in changed.changed {
+                let text = path.to_string_lossy().into_owned();
+                let fits = paths.len() < MAX_PATHS && text.chars().count() <= MAX_PATH_CHARS;
+                if inside(&path, roots) && fits {
+                    paths.push(text);
+                } else {
+                    truncated = true;
+                }
             }
-        }
-        json!({
-            "version": 1,
-            "requestId": request_id,
-            "status": "reported",
-            "paths": paths,
-            "declaredComplete": false,
-            "truncated": truncated,
-            "uncertainty": UNCERTAINTY,
-        })
+            json!({
+                "status": "reported",
+                "paths": paths,
+                "declaredComplete": false,
+                "truncated": truncated,
+                "uncertainty": UNCERTAINTY,
+            })
+        };
+        ids.iter()
+            .map(|id| {
+                let mut report = json!({ "version": 1, "requestId": id });
+                if let (Some(report), Value::Object(body)) = (report.as_object_mut(), &body) {
+                    report.extend(body.clone());
+                }
+                report
+            })
+            .collect()
     }
 }
 
@@ -244,7 +248,7 @@ mod tests {
         c.observe(&ends("a", ToolCallStatus::Completed));
         c.observe(&edit("f", "/ws/a.txt", ToolCallStatus::Completed));
         let roots = [PathBuf::from("/ws"), PathBuf::from("/more")];
-        let r = c.report("r1", Ok(()), &roots);
+        let r = c.reports(&["r1".into()], Ok(()), &roots).remove(0);
         assert_eq!(r["status"], "reported");
         assert_eq!(
             r["paths"],
@@ -254,7 +258,7 @@ mod tests {
         assert_eq!(r["truncated"], true, "paths outside were left out: {r}");
         assert_eq!(r["declaredComplete"], false);
         assert_eq!(r["requestId"], "r1");
-        let again = c.report("r2", Ok(()), &roots);
+        let again = c.reports(&["r2".into()], Ok(()), &roots).remove(0);
         assert_eq!(again["paths"], json!([]), "disarmed and emptied: {again}");
         assert_eq!(again["truncated"], false);
     }
@@ -264,15 +268,19 @@ mod tests {
         let mut c = FileChanges::default();
         c.observe(&edit("a", "/ws/a.txt", ToolCallStatus::Completed));
         assert!(c.changed.is_empty());
-        let r = c.report("r", Err(Unavailable::Cancelled), &[]);
+        let r = c.reports(&["r".into(), "s".into()], Err(Unavailable::Cancelled), &[]);
         assert_eq!(
             r,
-            json!({"version": 1, "requestId": "r", "status": "unavailable", "reason": "cancelled"})
+            [
+                json!({"version": 1, "requestId": "r", "status": "unavailable", "reason": "cancelled"}),
+                json!({"version": 1, "requestId": "s", "status": "unavailable", "reason": "cancelled"})
+            ]
         );
-        let r = c.report("r", Err(Unavailable::ProviderError), &[]);
-        assert_eq!(r["reason"], "providerError");
-        let r = c.report("r", Err(Unavailable::NotReported), &[]);
-        assert_eq!(r["reason"], "notReported");
+        let r = c.reports(&["r".into()], Err(Unavailable::ProviderError), &[]);
+        assert_eq!(r[0]["reason"], "providerError");
+        let r = c.reports(&["r".into()], Err(Unavailable::NotReported), &[]);
+        assert_eq!(r[0]["reason"], "notReported");
+        assert!(c.reports(&[], Ok(()), &[]).is_empty(), "no id, no report");
     }
 
     #[test]

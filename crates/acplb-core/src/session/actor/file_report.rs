@@ -1,5 +1,6 @@
-//! AIR's file change report for the session's turns (`session/file_report.rs`): armed when a
-//! prompt asks for one, sent once, right before that prompt is answered, however the turn ends.
+//! AIR's file change report for the session's turns (`session/file_report.rs`): every turn is
+//! looked at when the client declared reports; each prompt that asked (the turn's own, and those
+//! steered into it) gets one, right before the turn's prompts are answered, however it ends.
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -31,30 +32,46 @@ impl Reports {
 }
 
 impl SessionActor {
-    /// The report `req` asks for, armed for the turn it starts (`None`: it asks for none, or
-    /// the client did not declare reports).
-    pub(super) fn arm_report(&self, req: &PromptRequest) -> Option<String> {
-        let reports = self.file_report.as_ref()?;
-        let id = file_report::requested(req.meta.as_ref())?;
+    /// A turn starts for `req`: the tracker looks at its updates (a prompt steered into it may
+    /// ask too) when the client declared reports; the report `req` asks for, if any.
+    pub(super) fn arm_report(&self, req: &PromptRequest) -> Vec<String> {
+        let Some(reports) = self.file_report.as_ref() else {
+            return Vec::new();
+        };
         reports.changes.borrow_mut().arm();
-        Some(id)
+        file_report::requested(req.meta.as_ref()).into_iter().collect()
     }
 
-    /// Sends the report `id` of the turn that ended so (`Ok`: it ran to its end).
-    pub(super) fn send_report(&self, id: Option<String>, ending: Result<(), Unavailable>) {
-        let (Some(id), Some(reports)) = (id, self.file_report.as_ref()) else {
+    /// The report `req`, steered into the running turn, asks for: sent when the turn ends.
+    pub(super) fn report_steered(&mut self, req: &PromptRequest) {
+        if self.file_report.is_none() {
+            return;
+        }
+        if let (Some(id), Some(running)) = (file_report::requested(req.meta.as_ref()), self.running.as_mut())
+        {
+            running.reports.push(id);
+        }
+    }
+
+    /// Sends the reports `ids` of the turn that ended so (`Ok`: it ran to its end).
+    pub(super) fn send_reports(&self, ids: &[String], ending: Result<(), Unavailable>) {
+        let Some(reports) = self.file_report.as_ref() else {
             return;
         };
-        let report = reports.changes.borrow_mut().report(&id, ending, &reports.roots);
-        tracing::debug!(session = %self.id, request = %id, status = %report["status"], "AIR file change report sent");
-        self.sink().aside(file_report::update(report));
+        let sent = reports.changes.borrow_mut().reports(ids, ending, &reports.roots);
+        for report in sent {
+            tracing::debug!(session = %self.id, request = %report["requestId"], status = %report["status"], "AIR file change report sent");
+            self.sink().aside(file_report::update(report));
+        }
     }
 
-    /// A prompt answered without a turn (withdrawn, or acplb stopping): the report it asked
-    /// for, if any, says why there is none.
+    /// A prompt answered without a turn (withdrawn, refused, or acplb stopping): the report it
+    /// asked for, if any, says why there is none.
     pub(super) fn report_unasked(&self, req: &PromptRequest, why: Unavailable) {
-        if self.file_report.is_some() {
-            self.send_report(file_report::requested(req.meta.as_ref()), Err(why));
+        if self.file_report.is_some()
+            && let Some(id) = file_report::requested(req.meta.as_ref())
+        {
+            self.send_reports(&[id], Err(why));
         }
     }
 }

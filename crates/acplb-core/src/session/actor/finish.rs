@@ -18,14 +18,14 @@ impl SessionActor {
             responder,
             steered,
             lost_before,
-            report,
+            reports,
             ..
         }) = self.end_running()
         else {
             return;
         };
         tracing::info!(session = %self.id, error = %error.message, "prompt refused by a plugin");
-        self.send_report(report, Err(Unavailable::NotReported));
+        self.send_reports(&reports, Err(Unavailable::NotReported));
         let turn = self.turns;
         self.record(|j| j.turn_end(turn, "refused", Some(error.message.clone())));
         self.unrecorded(lost_before);
@@ -57,7 +57,7 @@ impl SessionActor {
         let Some(responder) = running.responder.take() else {
             return;
         };
-        let report = running.report.take();
+        let reports = std::mem::take(&mut running.reports);
         tracing::info!(session = %self.id, "the provider is still stopping the cancelled turn; its prompt is answered now");
         let cancelled = Ok(crate::provider::TurnOutcome {
             stop_reason: StopReason::Cancelled,
@@ -65,7 +65,7 @@ impl SessionActor {
         });
         let timeout = limit.filter(|_| running.timed_out);
         let steered: Vec<_> = running.steered.drain(..).collect();
-        self.send_report(report, Err(Unavailable::Cancelled));
+        self.send_reports(&reports, Err(Unavailable::Cancelled));
         for responder in std::iter::once(responder).chain(steered) {
             steer::answer(responder, &cancelled, timeout);
         }
@@ -90,12 +90,21 @@ impl SessionActor {
             timed_out,
             steered,
             lost_before,
-            report,
+            reports,
             ..
         }) = self.end_running()
         else {
             return;
         };
+        let ending = match &result {
+            Ok(o) if o.stop_reason == StopReason::Cancelled => Err(Unavailable::Cancelled),
+            Ok(_) => Ok(()),
+            // Stopped at the time limit.
+            Err(_) if timed_out => Err(Unavailable::Cancelled),
+            Err(_) => Err(Unavailable::ProviderError),
+        };
+        // Before any of the turn's prompts is answered.
+        self.send_reports(&reports, ending);
         // A steered prompt became part of this turn: it ends as the turn does.
         for other in steered {
             steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));
@@ -110,7 +119,6 @@ impl SessionActor {
             );
             self.record(|j| j.turn_end(turn, "timeout", Some(why)));
             self.unrecorded(lost_before);
-            self.send_report(report, Err(Unavailable::Cancelled));
             if let Some(responder) = responder {
                 reply(responder.respond_with_error(wire::turn_timeout(limit)));
             }
@@ -125,12 +133,6 @@ impl SessionActor {
         }
         // Said before the answer, so the editor knows what the answer covers.
         let unrecorded = self.unrecorded(lost_before);
-        let ending = match &result {
-            Ok(o) if o.stop_reason == StopReason::Cancelled => Err(Unavailable::Cancelled),
-            Ok(_) => Ok(()),
-            Err(_) => Err(Unavailable::ProviderError),
-        };
-        self.send_report(report, ending);
         match result {
             Ok(outcome) => {
                 tracing::info!(session = %self.id, stop = ?outcome.stop_reason, "turn finished");

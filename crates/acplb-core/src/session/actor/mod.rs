@@ -76,8 +76,8 @@ struct Running {
     answer_by: Option<Instant>,
     /// The records the journal had lost before this turn (those lost during it are its own).
     lost_before: u64,
-    /// The id of the AIR file change report the prompt asked for, until it is sent.
-    report: Option<String>,
+    /// The ids of the AIR file change reports this turn's prompts asked for, until sent.
+    reports: Vec<String>,
 }
 
 /// One session's state; `run` is its mailbox loop.

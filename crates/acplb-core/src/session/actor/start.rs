@@ -29,6 +29,7 @@ impl SessionActor {
             }
             let Some(mut provider) = self.provider.take() else {
                 tracing::error!(session = %self.id, "no provider session while idle");
+                self.report_unasked(&req, Unavailable::NotReported);
                 reply(responder.respond_with_error(wire::internal(
                     Reason::Internal,
                     "acplb lost this session's provider state; start a new session",
@@ -41,6 +42,7 @@ impl SessionActor {
                 Ok(turn) => turn,
                 Err(err) => {
                     self.provider = Some(provider);
+                    self.report_unasked(&req, Unavailable::NotReported);
                     reply(responder.respond_with_error(err));
                     continue;
                 }
@@ -48,7 +50,7 @@ impl SessionActor {
             self.turns += 1;
             let turn_no = self.turns;
             let lost_before = self.lost_so_far();
-            let report = self.arm_report(&req);
+            let reports = self.arm_report(&req);
             self.record(|j| j.prompt(turn_no, &req.prompt, false));
             self.held_delivered();
             if let Some(registry) = &self.registry {
@@ -81,7 +83,7 @@ impl SessionActor {
                 timed_out: false,
                 answer_by: None,
                 lost_before,
-                report,
+                reports,
             });
             tracing::info!(session = %self.id, mode = %self.mode, "turn started");
             return Some(Box::pin(async move {

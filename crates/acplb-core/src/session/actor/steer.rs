@@ -36,10 +36,12 @@ impl SessionActor {
         match self.inject(&req, always) {
             Injection::NotNow => Some((req, responder)),
             Injection::Bad(e) => {
+                self.report_unasked(&req, crate::session::file_report::Unavailable::NotReported);
                 reply(responder.respond_with_error(e));
                 None
             }
             Injection::Sent => {
+                self.report_steered(&req);
                 if let Some(running) = self.running.as_mut() {
                     running.steered.push(responder);
                 }
