@@ -84,7 +84,7 @@ pub(crate) struct Cli {
     /// commands outside the mode's sandbox, prompts can steer a running turn) or `exec` (one
     /// `codex exec --json` per prompt: output arrives when each step completes, Codex never asks;
     /// for a Codex without app-server). Else `transport = "..."` in
-    /// `~/.config/acplb/config.toml`.
+    /// `~/.config/acplb/config.toml`. An empty value (`ACPLB_TRANSPORT=`) is the same as none.
     #[arg(
         long,
         env = "ACPLB_TRANSPORT",
@@ -93,7 +93,7 @@ pub(crate) struct Cli {
         global = true,
         help_heading = "Global options"
     )]
-    pub transport: Option<acplb_codex::Transport>,
+    pub transport: Option<TransportArg>,
 
     /// A preset from `[roles.NAME]` in acplb's config.toml (model, effort, sandbox,
     /// approval_policy, developer_instructions), for `serve` and `mcp codex`.
@@ -112,8 +112,16 @@ pub(crate) struct Cli {
     pub command: Option<Command>,
 }
 
-fn parse_transport(s: &str) -> Result<acplb_codex::Transport, String> {
-    s.parse()
+/// `--transport` / `ACPLB_TRANSPORT` as given: `None` for an empty value, which names no
+/// transport (an editor's `"env": {"ACPLB_TRANSPORT": ""}`, a profile's `export ACPLB_TRANSPORT=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TransportArg(pub(crate) Option<acplb_codex::Transport>);
+
+fn parse_transport(s: &str) -> Result<TransportArg, String> {
+    if s.trim().is_empty() {
+        return Ok(TransportArg(None));
+    }
+    s.parse().map(|t| TransportArg(Some(t)))
 }
 
 #[derive(Debug, Subcommand)]

@@ -95,7 +95,7 @@ pub(crate) struct Choice {
 
 /// `--transport` / `ACPLB_TRANSPORT`, else the settings file, else the default.
 pub(crate) fn transport(cli: &Cli) -> anyhow::Result<Choice> {
-    if let Some(transport) = cli.transport {
+    if let Some(crate::cli::TransportArg(Some(transport))) = cli.transport {
         let from = if std::env::var_os("ACPLB_TRANSPORT").is_some() {
             "ACPLB_TRANSPORT or --transport"
         } else {

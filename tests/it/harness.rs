@@ -21,10 +21,13 @@ use tokio::io::AsyncReadExt as _;
 use tokio::process::{Child, Command};
 use tokio_util::compat::{TokioAsyncReadCompatExt as _, TokioAsyncWriteCompatExt as _};
 
-/// The Codex transport acplb runs with in this test run (`ACPLB_TRANSPORT`, else the default):
-/// `scripts/test` runs the end-to-end suite once on each.
+/// The Codex transport acplb runs with in this test run (`ACPLB_TRANSPORT`, else the default,
+/// as for acplb an empty value names none): `scripts/test` runs the end-to-end suite once on each.
 pub fn transport() -> String {
-    std::env::var("ACPLB_TRANSPORT").unwrap_or_else(|_| "app-server".into())
+    std::env::var("ACPLB_TRANSPORT")
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| "app-server".into())
 }
 
 /// A test's client body with its types erased (see [`Acplb::client`]).

@@ -275,3 +275,48 @@ fn a_settings_file_with_a_typo_or_a_bad_transport_stops_acplb_with_file_and_line
     let (code, stderr) = run("transport = \"exec\"\n");
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+#[tokio::test]
+async fn an_empty_acplb_transport_names_no_transport() {
+    let live = crate::live::Live::start();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("acplb/config.toml");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let doctor = |settings: Option<&str>, value: &str| {
+        match settings {
+            Some(text) => std::fs::write(&file, text).unwrap(),
+            None => std::fs::remove_file(&file).unwrap_or(()),
+        }
+        let out = Command::new(ACPLB)
+            .arg("doctor")
+            .envs(live.env.env_vars())
+            .env("ACPLB_CODEX", live.env.codex_path())
+            .env("XDG_CONFIG_HOME", dir.path())
+            .env("ACPLB_TRANSPORT", value)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_no_panic(&out);
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Empty (or blank): the settings file decides, else the default; never an error.
+    let (_, stdout, _) = doctor(Some("transport = \"exec\"\n"), "");
+    assert!(stdout.contains("transport: exec ("), "{stdout}");
+    assert!(stdout.contains("config.toml"), "the file decided: {stdout}");
+    let (_, stdout, _) = doctor(None, " ");
+    assert!(
+        stdout.contains("transport: app-server (from the default)"),
+        "{stdout}"
+    );
+    // A value that names nothing known is still refused, saying what there is.
+    let (code, _, stderr) = doctor(None, "grpc");
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown transport `grpc`; it is one of: app-server, exec"),
+        "{stderr}"
+    );
+}
