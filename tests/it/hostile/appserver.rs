@@ -1,7 +1,8 @@
 //! Faults of the shared `codex app-server`: one that dies at start (explained, started again
 //! only when the next prompt needs it, never in a loop), one that never answers (a cancel still
 //! ends the prompt at once), a Codex without `app-server` (told to use `--transport exec`), and
-//! one that prints garbage and asks what acplb cannot answer (declined; the turn goes on).
+//! one that prints garbage and asks what acplb cannot answer (declined; the turn goes on), and
+//! one found gone by a turn's first request (replaced; the turn runs on the thread resumed).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -191,4 +192,78 @@ exit 3"#,
     assert!(!text.contains(&secret), "the secret reached the editor: {text}");
     assert!(text.contains("[REDACTED]"), "{text}");
     assert!(!acplb.stderr().contains(&secret), "the log holds the secret");
+}
+
+/// A `codex` in front of the real one that, once, lets its app-server die just as the second
+/// `turn/start` arrives (the line is never passed on): a server found gone by a turn's first
+/// request, as when an idle server dies the instant a prompt comes.
+fn dies_at_the_second_turn(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let real = acplb_playback::mock_model::codex_env::codex_binary().unwrap();
+    let marker = dir.join("died-once");
+    let script = format!(
+        r#"#!/usr/bin/env bash
+real='{real}'
+if [ "$1" != app-server ] || [ -e '{marker}' ]; then exec "$real" "$@"; fi
+n=0
+while IFS= read -r line; do
+  case "$line" in *'"method":"turn/start"'*) n=$((n+1)) ;; esac
+  if [ "$n" -ge 2 ]; then touch '{marker}'; exit 0; fi
+  printf '%s\n' "$line"
+done | "$real" "$@"
+"#,
+        real = real.display(),
+        marker = marker.display()
+    );
+    let path = dir.join("codex");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_found_gone_by_a_turns_first_request_is_replaced_and_the_turn_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dies_at_the_second_turn(dir.path());
+    let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
+    let mut live = crate::live::Live::start_with(
+        acplb_playback::mock_model::MockConfig::default(),
+        &["--transport", "app-server"],
+        &env,
+    );
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let (first, second) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let first = prompt(&cx, &s.session_id, "scenario:plain first").await?;
+            let second = prompt(&cx, &s.session_id, "scenario:plain SECOND-TOKEN").await?;
+            Ok((first.stop_reason, second.stop_reason))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(
+        dir.path().join("died-once").exists(),
+        "the first server died at the second turn"
+    );
+    assert_eq!(first, StopReason::EndTurn);
+    assert_eq!(
+        second,
+        StopReason::EndTurn,
+        "the turn ran on a new server: {}",
+        live.acplb.stderr()
+    );
+    assert!(
+        live.mock
+            .requests()
+            .iter()
+            .any(|r| r.body.to_string().contains("SECOND-TOKEN")),
+        "the model got the second prompt"
+    );
+    let threads = live.thread_ids();
+    assert!(
+        threads.len() >= 2 && threads.iter().all(|t| *t == threads[0]),
+        "the new server resumed the same thread: {threads:?}"
+    );
 }

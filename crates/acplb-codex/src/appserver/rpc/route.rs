@@ -46,6 +46,16 @@ impl Inbox {
         self.rx.len()
     }
 
+    /// Takes what waits: whether it was nothing but word that the server is gone (so it said
+    /// nothing else since the inbox was last drained).
+    pub(crate) fn only_gone(&mut self) -> bool {
+        let mut only = true;
+        while let Some(msg) = self.try_take() {
+            only &= matches!(msg, Incoming::Gone(_));
+        }
+        only
+    }
+
     /// Drops what waits (messages of an earlier turn, or late ones of this turn).
     pub(crate) fn drain(&mut self) {
         while let Ok(msg) = self.rx.try_recv() {

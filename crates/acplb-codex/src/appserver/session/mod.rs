@@ -210,6 +210,58 @@ impl ProviderSession for AppSession {
             return answered;
         }
         self.ready(slash.as_ref(), &mut turn)?;
+        // A server that died while idle can be found dead by the turn's own request first: the
+        // turn starts once more, on a new server that resumes the thread.
+        if let Some(outcome) = self
+            .attempt(&turn, slash.clone(), skill.clone(), sink, &cancel, true)
+            .await?
+        {
+            return Ok(outcome);
+        }
+        self.attempt(&turn, slash, skill, sink, &cancel, false)
+            .await?
+            .ok_or_else(|| ProviderError::Prepare("codex app-server stopped twice".into()))
+    }
+
+    async fn shutdown(&mut self) {
+        if let Some(thread) = self.thread.take()
+            && let Some(conn) = self.server_conn()
+        {
+            conn.rpc.unsubscribe(&thread.id);
+            // Codex keeps a thread's background terminals while its server runs: a closed
+            // session's go with it (ADR 0041).
+            if !self.background.borrow().is_empty() && thread.generation == conn.generation {
+                background::stop_on_close(&conn.rpc, &thread.id).await;
+            }
+        }
+    }
+
+    fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
+        self.updates_rx.take()
+    }
+
+    fn announce_again(&self) -> Vec<SessionUpdate> {
+        self.background.borrow().announcements()
+    }
+
+    fn thread_id(&self) -> Option<String> {
+        self.known_thread.clone()
+    }
+}
+
+impl AppSession {
+    /// Runs the turn on the server as it is now; `None` (only when `may_retry`) when the server
+    /// turned out to have exited before the turn started, so nothing of it ran. A server acplb
+    /// stopped for not answering is not tried again: the turn fails, as it waited long enough.
+    async fn attempt(
+        &mut self,
+        turn: &TurnRequest,
+        slash: Option<Slash>,
+        skill: Option<crate::skills::Skill>,
+        sink: &dyn SessionSink,
+        cancel: &CancellationToken,
+        may_retry: bool,
+    ) -> Result<Option<TurnOutcome>, ProviderError> {
         let mut transcript = Transcript::open(
             self.server.options().transcript_dir.as_deref(),
             &self.setup.session_id,
@@ -218,7 +270,7 @@ impl ProviderSession for AppSession {
         );
         let conn = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Ok(cancelled()),
+            () = cancel.cancelled() => return Ok(Some(cancelled())),
             conn = self.server.connect() => conn?,
         };
         transcript.start_app_server(
@@ -229,8 +281,8 @@ impl ProviderSession for AppSession {
         );
         let found = tokio::select! {
             biased;
-            () = cancel.cancelled() => return Ok(cancelled()),
-            started = self.thread(&conn, &turn, sink, &mut transcript) => started?,
+            () = cancel.cancelled() => return Ok(Some(cancelled())),
+            started = self.thread(&conn, turn, sink, &mut transcript) => started?,
         };
         let images = ImageFiles::write(&turn.prompt.images).await?;
         let decoder = AppDecoder::new(self.decoder_options());
@@ -238,7 +290,7 @@ impl ProviderSession for AppSession {
             self.thread.as_ref().map_or("", |t| t.id.as_str()),
             self.decoder_options(),
         );
-        let collaboration = self.collaboration(slash.as_ref(), &turn);
+        let collaboration = self.collaboration(slash.as_ref(), turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
         };
@@ -246,11 +298,11 @@ impl ProviderSession for AppSession {
         // Stale messages of an earlier turn (after an interrupt) are of no use now.
         thread.inbox.drain();
         conn.rpc.set_active(&thread_id, true);
-        inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, &turn).await;
+        inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, turn).await;
         let mut start = start_request(
             slash,
             &thread_id,
-            &turn,
+            turn,
             &self.setup.cwd,
             images.paths(),
             &self.setup.additional_directories,
@@ -287,10 +339,19 @@ impl ProviderSession for AppSession {
         };
         let end = match started {
             None => Ended::Cancelled,
+            // It exited on its own (not stopped by acplb for not answering) and said nothing
+            // of this turn: the turn never began there.
+            Some(Err(RpcFailure::Gone(gone)))
+                if may_retry && gone.unanswered.is_none() && !cancel.is_cancelled() && inbox.only_gone() =>
+            {
+                tracing::info!(session = %self.setup.session_id, status = %gone.status, "codex app-server was gone when the turn started; starting it on a new one");
+                conn.rpc.set_active(&thread_id, false);
+                return Ok(None);
+            }
             Some(Err(failure)) => return Err(self.start_failed(&start, &failure)),
             Some(Ok(result)) => {
                 run.started(&start, &result);
-                run.drive(inbox, sink, &cancel, &turn.steer).await
+                run.drive(inbox, sink, cancel, &turn.steer).await
             }
         };
         drop(images);
@@ -298,31 +359,6 @@ impl ProviderSession for AppSession {
         background::take_rest(&self.background, &mut run.decoder, inbox, sink);
         self.goal = run.goal.take();
         self.conclude(run, &end, sink);
-        self.outcome(end, &start_totals)
-    }
-
-    async fn shutdown(&mut self) {
-        if let Some(thread) = self.thread.take()
-            && let Some(conn) = self.server_conn()
-        {
-            conn.rpc.unsubscribe(&thread.id);
-            // Codex keeps a thread's background terminals while its server runs: a closed
-            // session's go with it (ADR 0041).
-            if !self.background.borrow().is_empty() && thread.generation == conn.generation {
-                background::stop_on_close(&conn.rpc, &thread.id).await;
-            }
-        }
-    }
-
-    fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
-        self.updates_rx.take()
-    }
-
-    fn announce_again(&self) -> Vec<SessionUpdate> {
-        self.background.borrow().announcements()
-    }
-
-    fn thread_id(&self) -> Option<String> {
-        self.known_thread.clone()
+        self.outcome(end, &start_totals).map(Some)
     }
 }
