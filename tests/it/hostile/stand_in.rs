@@ -24,8 +24,9 @@ pub const NO_APP_SERVER: &str = r#"case " $* " in *" app-server "*) echo "error:
 pub const NO_MODEL_LIST: &str =
     r#"echo "{\"id\":$i,\"error\":{\"code\":-32601,\"message\":\"no model/list here\"}}""#;
 
-/// A stand-in `codex app-server` in `dir`: answers `initialize`, and every `thread/start` with a
-/// new thread `th-<n>` (the request is appended to `<dir>/threads.log`); `on_turn` runs when
+/// A stand-in `codex app-server` in `dir`: answers `initialize`, every `thread/start` with a
+/// new thread `th-<n>` (the request is appended to `<dir>/threads.log`) and a `thread/resume`
+/// with the thread it names (a new server after one died); `on_turn` runs when
 /// `turn/start` comes (`$i` is its id, `$n` the number of threads started).
 pub fn app_server(dir: &Path, on_turn: &str) -> PathBuf {
     app_server_listing(dir, on_turn, NO_MODEL_LIST)
@@ -55,6 +56,9 @@ while read -r l; do
       n=$((n+1))
       printf '%s\n' "$l" >> '{log}'
       echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-$n\"}},\"model\":\"m\"}}}}" ;;
+    *'"method":"thread/resume"'*)
+      t=$(printf '%s\n' "$l" | sed -n 's/.*"threadId":"\([^"]*\)".*/\1/p')
+      echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"$t\"}},\"model\":\"m\"}}}}" ;;
     *'"method":"turn/start"'*)
       {on_turn} ;;
     *'"method":"model/list"'*)
