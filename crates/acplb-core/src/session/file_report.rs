@@ -136,38 +136,44 @@ impl FileChanges {
         roots: &[PathBuf],
     ) -> Vec<Value> {
         let changed = std::mem::take(self);
-        let body = if let Err(why) = ending {
-            json!({ "status": "unavailable", "reason": why.name() })
-        } else {
-            let mut truncated = false;
-            let mut paths = Vec::new();
-            for path in changed.changed {
-                let text = path.to_string_lossy().into_owned();
-                let fits = paths.len() < MAX_PATHS && text.chars().count() <= MAX_PATH_CHARS;
-                if inside(&path, roots) && fits {
-                    paths.push(text);
-                } else {
-                    truncated = true;
-                }
+        if let Err(why) = ending {
+            return ids.iter().map(|id| unavailable(id, why)).collect();
+        }
+        let mut truncated = false;
+        let mut paths = Vec::new();
+        for path in changed.changed {
+            let text = path.to_string_lossy().into_owned();
+            let fits = paths.len() < MAX_PATHS && text.chars().count() <= MAX_PATH_CHARS;
+            if inside(&path, roots) && fits {
+                paths.push(text);
+            } else {
+                truncated = true;
             }
-            json!({
-                "status": "reported",
-                "paths": paths,
-                "declaredComplete": false,
-                "truncated": truncated,
-                "uncertainty": UNCERTAINTY,
-            })
-        };
+        }
         ids.iter()
             .map(|id| {
-                let mut report = json!({ "version": 1, "requestId": id });
-                if let (Some(report), Value::Object(body)) = (report.as_object_mut(), &body) {
-                    report.extend(body.clone());
-                }
-                report
+                json!({
+                    "version": 1,
+                    "requestId": id,
+                    "status": "reported",
+                    "paths": paths,
+                    "declaredComplete": false,
+                    "truncated": truncated,
+                    "uncertainty": UNCERTAINTY,
+                })
             })
             .collect()
     }
+}
+
+/// The report `request_id` gets when there is none to give, and why.
+pub(crate) fn unavailable(request_id: &str, why: Unavailable) -> Value {
+    json!({
+        "version": 1,
+        "requestId": request_id,
+        "status": "unavailable",
+        "reason": why.name(),
+    })
 }
 
 /// An absolute path strictly inside one of `roots` (a `..` never counts as inside).

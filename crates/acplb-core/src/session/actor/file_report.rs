@@ -60,18 +60,22 @@ impl SessionActor {
         };
         let sent = reports.changes.borrow_mut().reports(ids, ending, &reports.roots);
         for report in sent {
-            tracing::debug!(session = %self.id, request = %report["requestId"], status = %report["status"], "AIR file change report sent");
-            self.sink().aside(file_report::update(report));
+            self.send_report(report);
         }
     }
 
     /// A prompt answered without a turn (withdrawn, refused, or acplb stopping): the report it
-    /// asked for, if any, says why there is none.
+    /// asked for, if any, says why there is none. What the running turn's tracker saw stays.
     pub(super) fn report_unasked(&self, req: &PromptRequest, why: Unavailable) {
         if self.file_report.is_some()
             && let Some(id) = file_report::requested(req.meta.as_ref())
         {
-            self.send_reports(&[id], Err(why));
+            self.send_report(file_report::unavailable(&id, why));
         }
+    }
+
+    fn send_report(&self, report: serde_json::Value) {
+        tracing::debug!(session = %self.id, request = %report["requestId"], status = %report["status"], "AIR file change report sent");
+        self.sink().aside(file_report::update(report));
     }
 }
