@@ -39,7 +39,7 @@ mod mcp_codex;
 pub mod mcp_login;
 mod mcp_status;
 mod models;
-mod plan_mode;
+pub(crate) mod plan_mode;
 mod profiles;
 mod protocol;
 mod protocol_v2;

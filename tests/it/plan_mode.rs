@@ -7,15 +7,17 @@
 use std::time::{Duration, Instant};
 
 use acplb_playback::mock_model::{MockConfig, MockModelHandle};
+use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, PromptRequest, SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason,
+    CancelNotification, ClientCapabilities, InitializeRequest, NewSessionRequest, PromptRequest,
+    SetSessionConfigOptionRequest, SetSessionModeRequest, StopReason,
 };
 use serde_json::json;
 
 use crate::harness::{FormAnswer, eventually, open_session, open_session_with_forms, prompt};
 use crate::live::{Live, set_mode};
 
-pub fn live() -> Live {
+pub(crate) fn live() -> Live {
     Live::start_with(MockConfig::default(), &["--transport", "app-server"], &[])
 }
 
@@ -115,6 +117,11 @@ async fn plan_mode_plans_edits_nothing_and_one_switch_carries_the_plan_out() {
         "{plans:?}"
     );
     assert!(
+        live.updates.agent_text().contains(PLAN),
+        "a client without plan updates reads the plan as text"
+    );
+    assert!(live.updates.of_kind("plan_update").is_empty());
+    assert!(
         live.acplb.permissions.seen().is_empty(),
         "plan mode never asks to edit"
     );
@@ -123,6 +130,104 @@ async fn plan_mode_plans_edits_nothing_and_one_switch_carries_the_plan_out() {
         "carried out\n",
         "the edit happens after the switch"
     );
+}
+
+/// The markdown of `scenario:propose_plan`'s proposed plan.
+pub(crate) const PLAN: &str =
+    "# Add a greeting\n\n1. Read README.md\n2. Add planned.txt with a greeting\n3. Run the tests";
+
+/// The markdown plans the `plan_update`s among `updates` leave the client with, by plan id:
+/// an update's `content` replaces the plan, an AIR `contentDelta` appends to it.
+pub(crate) fn markdown_plans(updates: &[serde_json::Value]) -> Vec<(String, String)> {
+    let mut plans: Vec<(String, String)> = Vec::new();
+    for u in updates.iter().filter(|u| u["sessionUpdate"] == "plan_update") {
+        assert_eq!(u["plan"]["type"], "markdown", "{u}");
+        let id = u["plan"]["planId"].as_str().unwrap().to_owned();
+        let content = u["plan"]["content"].as_str().unwrap();
+        let delta = u["_meta"]["jetbrains"]["air"]["contentDelta"].as_str();
+        let plan = if let Some(p) = plans.iter_mut().find(|(i, _)| *i == id) {
+            p
+        } else {
+            plans.push((id, String::new()));
+            plans.last_mut().unwrap()
+        };
+        match delta {
+            Some(delta) => {
+                assert!(content.is_empty(), "{u}");
+                assert!(!plan.1.is_empty(), "a delta follows a whole plan: {u}");
+                plan.1.push_str(delta);
+            }
+            None => content.clone_into(&mut plan.1),
+        }
+    }
+    plans
+}
+
+/// One `scenario:propose_plan` turn in plan mode of a client that advertised `client` (the
+/// `clientCapabilities` JSON); the `initialize` answer.
+pub(crate) async fn plan_turn(live: &mut Live, client: serde_json::Value) -> serde_json::Value {
+    let ws = live.workspace();
+    let updates = live.updates.clone();
+    let client: ClientCapabilities = serde_json::from_value(client).unwrap();
+    live.acplb
+        .client(&updates, async |cx| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(client))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            set_mode(&cx, &s.session_id, "plan").await?;
+            let stop = prompt(&cx, &s.session_id, "scenario:propose_plan make a plan").await?;
+            assert_eq!(stop.stop_reason, StopReason::EndTurn);
+            Ok(serde_json::to_value(init).unwrap())
+        })
+        .await
+        .unwrap()
+}
+
+/// How many updates carry an AIR `contentDelta`.
+pub(crate) fn content_deltas(updates: &[serde_json::Value]) -> usize {
+    updates
+        .iter()
+        .filter(|u| !u["_meta"]["jetbrains"]["air"]["contentDelta"].is_null())
+        .count()
+}
+
+/// A client that advertised `clientCapabilities.plan` gets the proposed plan as one markdown
+/// `plan_update` stream (ADR 0053), not as text; with AIR's `planContentDelta`, as the first
+/// whole and then the new text alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_takes_plan_updates_gets_the_proposed_plan_as_markdown() {
+    for air in [false, true] {
+        let mut live = live();
+        let mut client = json!({"plan": {}});
+        if air {
+            client["_meta"] =
+                json!({"jetbrains": {"air": {"version": 1, "capabilities": ["planContentDelta"]}}});
+        }
+        let init = plan_turn(&mut live, client).await;
+        let all = live.updates.json();
+        let plans = markdown_plans(&all);
+        assert_eq!(plans.len(), 1, "one plan, air {air}: {plans:?}");
+        assert_eq!(plans[0].1.trim_end(), PLAN, "air {air}");
+        let deltas = content_deltas(&all);
+        assert_eq!(deltas > 0, air, "only a delta client gets deltas ({deltas})");
+        let text = live.updates.agent_text();
+        assert!(text.contains("I read the workspace."), "{text}");
+        assert!(
+            !text.contains("Add planned.txt"),
+            "the plan is not text too: {text}"
+        );
+        assert!(live.updates.of_kind("plan").is_empty(), "nor plan entries");
+        let listed = init["_meta"]["jetbrains"]["air"]["capabilities"]
+            .as_array()
+            .cloned();
+        assert_eq!(
+            listed.is_some_and(|l| l.contains(&json!("planContentDelta"))),
+            air,
+            "listed for an AIR client: {init}"
+        );
+    }
 }
 
 /// Plan mode, one question asked (`scenario:ask`) of a client that declared forms and answers

@@ -101,6 +101,13 @@ pub fn compaction(client: &ClientCapabilities) -> bool {
     client.session.as_ref().is_some_and(|s| s.compaction.is_some())
 }
 
+/// Whether the client takes `plan_update` (and `plan_removed`): it advertised
+/// `clientCapabilities.plan` as an object (ACP's unstable plan operations; every v2 client
+/// does, see `acp2/requests.rs`). Only such a client may get a plan as markdown (ADR 0053).
+pub fn plan_updates(client: &ClientCapabilities) -> bool {
+    client.plan.is_some()
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -120,6 +127,15 @@ mod tests {
         assert!(!terminal_output(&caps(&object)));
         assert!(!terminal_output(&caps(&json!({"terminal_output_delta": true}))));
         assert!(!terminal_output(&ClientCapabilities::default()));
+    }
+
+    #[test]
+    fn plan_updates_need_the_plan_object() {
+        let of = |value: Value| plan_updates(&serde_json::from_value(value).unwrap());
+        assert!(of(json!({"plan": {}})));
+        assert!(!of(json!({})));
+        assert!(!of(json!({"plan": null})));
+        assert!(!of(json!({"plan": true})), "the SDK reads a non-object as absent");
     }
 
     #[test]

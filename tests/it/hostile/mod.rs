@@ -24,6 +24,7 @@ mod mcp_codex;
 mod mcp_login;
 mod mcp_status;
 mod models;
+mod plan_updates;
 mod profiles;
 mod protocol_v2;
 mod providers;

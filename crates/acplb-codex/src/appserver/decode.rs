@@ -36,6 +36,7 @@ mod background;
 pub(crate) use background::TaskEnd;
 mod compaction;
 mod items;
+mod plan;
 
 /// A tool call shown as started and not yet finished.
 #[derive(Debug)]
@@ -87,6 +88,8 @@ pub struct AppDecoder {
     warning_thoughts: usize,
     /// The compaction running, by the id its updates carry (`compaction.rs`).
     compacting: Option<String>,
+    /// Proposed plans streaming as `plan_update`s (`plan.rs`).
+    plans: Vec<plan::Proposed>,
 }
 
 impl AppDecoder {
@@ -102,6 +105,7 @@ impl AppDecoder {
             warnings: Warnings::default(),
             warning_thoughts: 0,
             compacting: None,
+            plans: Vec::new(),
         }
     }
 
@@ -205,6 +209,10 @@ impl AppDecoder {
                 let d: wire::Delta = read(params)?;
                 self.streams
                     .delta(Kind::Message, &self.id(&d.item_id), &d.delta, out);
+            }
+            methods::PLAN_DELTA => {
+                let d: wire::Delta = read(params)?;
+                self.plan_delta(&d.item_id, &d.delta, out);
             }
             methods::REASONING_SUMMARY_DELTA => {
                 let d: wire::Delta = read(params)?;

@@ -76,6 +76,7 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
             air::DIFF_PATCH,
             air::RAW_INPUT_RENDERING,
             air::ASYNC_TASKS,
+            air::PLAN_CONTENT_DELTA,
             crate::caller::AIR_INSTRUCTIONS,
         ],
     }

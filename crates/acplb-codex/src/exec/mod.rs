@@ -207,6 +207,7 @@ impl CodexSession {
                 id_prefix: format!("t{}-", self.turns),
                 terminal: self.setup.client_terminal_output,
                 compaction: self.setup.client_compaction,
+                plan_updates: self.setup.client_plan_updates,
                 air: self.setup.client_air.clone(),
             },
             snapshot,

@@ -18,6 +18,10 @@ use crate::output::DEFAULT_MAX_OUTPUT_BYTES;
 
 /// How a decoder (exec's or app-server's) renders updates.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one capability the client advertised, read on its own"
+)]
 pub struct DecoderOptions {
     /// Absolute working directory of the session: commands' relative paths resolve against it
     /// and titles show paths relative to it.
@@ -35,6 +39,9 @@ pub struct DecoderOptions {
     /// Whether the client advertised `session.compaction`: Codex compacting its context is
     /// then shown as `compaction_update`s instead of a notice (ADR 0037).
     pub compaction: bool,
+    /// Whether the client advertised `clientCapabilities.plan`: a plan mode turn's proposed
+    /// plan then streams as a markdown `plan_update` instead of message text (ADR 0053).
+    pub plan_updates: bool,
     /// What a `JetBrains` AIR client declared (ADR 0049), `None` for any other client: with
     /// `diffPatch`, the app-server decoder gives each changed file as an AIR Git patch where it
     /// can.
@@ -52,6 +59,7 @@ impl DecoderOptions {
             id_prefix: String::new(),
             terminal: false,
             compaction: false,
+            plan_updates: false,
             air: None,
         }
     }
@@ -68,6 +76,9 @@ pub(crate) mod air {
     /// A command left running in the background is AIR's async task: marked, announced and
     /// ended (`appserver/decode/background.rs`), app-server only.
     pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
+    /// A proposed plan's `plan_update`s after the first carry only the new text, in
+    /// `_meta.jetbrains.air.contentDelta` (`appserver/decode/plan.rs`), app-server only.
+    pub(crate) const PLAN_CONTENT_DELTA: &str = "planContentDelta";
 }
 
 impl DecoderOptions {

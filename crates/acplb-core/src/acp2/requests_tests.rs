@@ -14,6 +14,7 @@ fn initialize_goes_in_as_v1_and_comes_out_as_v2() {
     assert!(inner.client_capabilities.auth.terminal);
     assert!(crate::capabilities::terminal_output(&inner.client_capabilities));
     assert!(crate::capabilities::compaction(&inner.client_capabilities));
+    assert!(crate::capabilities::plan_updates(&inner.client_capabilities));
     assert!(inner.client_capabilities.elicitation.is_some());
     let answered = json!({"protocolVersion": 1,
         "agentCapabilities": {"loadSession": true,

@@ -121,3 +121,11 @@ fn air_task_updates_keep_their_payload_under_an_underscored_kind() {
         "_async_task_state_update"
     );
 }
+
+#[test]
+fn a_markdown_plan_update_is_v2s_own_and_passes_as_it_is() {
+    let mut ids = Ids::default();
+    let update = json!({"sessionUpdate": "plan_update",
+        "plan": {"type": "markdown", "planId": "t1-p1", "content": "# Plan\n1. a"}});
+    assert_eq!(v2(update.clone(), &mut ids), [update]);
+}

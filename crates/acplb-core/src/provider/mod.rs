@@ -99,6 +99,10 @@ pub struct PromptInput {
 
 /// What every turn of a session shares, fixed when the session starts.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each bool is one capability the client advertised, read on its own"
+)]
 pub struct SessionSetup {
     /// The ACP session id, for logs.
     pub session_id: String,
@@ -123,6 +127,10 @@ pub struct SessionSetup {
     /// Whether the client advertised `clientCapabilities.session.compaction`: only then may
     /// the provider send `compaction_update` and `compaction_summary_chunk` (ADR 0037).
     pub client_compaction: bool,
+    /// Whether the client advertised `clientCapabilities.plan` (ACP's unstable plan
+    /// operations): a plan may then come as `plan_update` with markdown, which it shows as a
+    /// plan instead of text (ADR 0053).
+    pub client_plan_updates: bool,
     /// What a `JetBrains` AIR client declared (`clientCapabilities._meta.jetbrains.air`, ADR
     /// 0049), `None` for any other client: a provider adds AIR's metadata only for the
     /// capabilities declared here.

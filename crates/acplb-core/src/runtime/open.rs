@@ -164,6 +164,7 @@ impl Store {
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let terminal_output = crate::capabilities::terminal_output(&self.client);
         let compaction = crate::capabilities::compaction(&self.client);
+        let plan_updates = crate::capabilities::plan_updates(&self.client);
         let air = crate::capabilities::air(&self.client);
         let earlier = !matches!(reply, Reply::New { .. });
         let (fork_of, meta) = match &reply {
@@ -192,6 +193,7 @@ impl Store {
                     client_shows_notices: shows_notices,
                     client_terminal_output: terminal_output,
                     client_compaction: compaction,
+                    client_plan_updates: plan_updates,
                     client_air: air,
                     resume: None,
                     fork: None,

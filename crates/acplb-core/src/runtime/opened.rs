@@ -188,6 +188,9 @@ impl Store {
         if !crate::capabilities::compaction(&self.client) {
             updates = journal::without_compaction(updates, shows_notices);
         }
+        if !crate::capabilities::plan_updates(&self.client) {
+            updates = journal::without_plan_updates(updates);
+        }
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
         for update in updates {
             send_counted(

@@ -170,6 +170,7 @@ fn new_decoder(opts: &DecodeOptions) -> AppDecoder {
         id_prefix: "t1-".to_owned(),
         terminal: false,
         compaction: false,
+        plan_updates: false,
         air: None,
     })
 }

@@ -61,6 +61,11 @@ impl AppDecoder {
         let head: ItemHead = read(item)?;
         let id = self.id(&head.id);
         match head.kind.as_str() {
+            "plan" if self.opts.plan_updates => {
+                let text = read::<wire::TextItem>(item)?.text;
+                self.plan_completed(&head.id, &text, out);
+                return Ok(());
+            }
             "agentMessage" | "plan" | "exitedReviewMode" => {
                 if head.kind == "agentMessage" {
                     self.message_phase(&head.id, item);

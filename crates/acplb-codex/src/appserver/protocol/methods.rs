@@ -93,6 +93,8 @@ pub(crate) const ITEM_STARTED: &str = "item/started";
 pub(crate) const ITEM_COMPLETED: &str = "item/completed";
 /// A piece of an agent message.
 pub(crate) const AGENT_MESSAGE_DELTA: &str = "item/agentMessage/delta";
+/// A piece of a plan mode turn's proposed plan (a `plan` item).
+pub(crate) const PLAN_DELTA: &str = "item/plan/delta";
 /// A piece of a reasoning summary.
 pub(crate) const REASONING_SUMMARY_DELTA: &str = "item/reasoning/summaryTextDelta";
 /// A new part of a reasoning summary.
@@ -133,7 +135,7 @@ pub(crate) const THREAD_GOAL_UPDATED: &str = "thread/goal/updated";
 pub(crate) const THREAD_GOAL_CLEARED: &str = "thread/goal/cleared";
 
 /// Notifications that need no update: thread and account state, facts other updates already
-/// show, and streams the decoder does not show (raw reasoning, plan-mode drafts).
+/// show, and streams the decoder does not show (raw reasoning).
 pub(crate) const IGNORED: &[&str] = &[
     THREAD_STARTED,
     "thread/status/changed",
@@ -150,7 +152,6 @@ pub(crate) const IGNORED: &[&str] = &[
     "turn/diff/updated",
     "turn/moderationMetadata",
     "item/reasoning/textDelta",
-    "item/plan/delta",
     "item/fileChange/outputDelta",
     "item/commandExecution/terminalInteraction",
     "item/autoApprovalReview/started",

@@ -145,6 +145,7 @@ impl AppSession {
             id_prefix: format!("t{}-", self.turns),
             terminal: self.setup.client_terminal_output,
             compaction: self.setup.client_compaction,
+            plan_updates: self.setup.client_plan_updates,
             air: self.setup.client_air.clone(),
         }
     }

@@ -4,6 +4,7 @@
 use agent_client_protocol::v1::schema::{ContentBlock, SessionUpdate};
 
 use super::history::History;
+use super::markdown_plan::MarkdownPlan;
 use super::record::Record;
 
 /// How a digest starts, so the model knows what it is reading.
@@ -29,16 +30,22 @@ pub fn fork_digest(history: &History, max: usize) -> Option<String> {
 fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
     let mut turns: Vec<String> = Vec::new();
     let mut answer = String::new();
-    let flush = |answer: &mut String, turns: &mut Vec<String>| {
+    // A markdown plan (ADR 0053) of the turn, which the client was shown instead of text.
+    let mut plan = MarkdownPlan::default();
+    let flush = |answer: &mut String, plan: &mut MarkdownPlan, turns: &mut Vec<String>| {
         if !answer.trim().is_empty() {
             turns.push(format!("Agent: {}", answer.trim()));
         }
+        if !plan.text().trim().is_empty() {
+            turns.push(format!("Agent's plan: {}", plan.text().trim()));
+        }
         answer.clear();
+        plan.clear();
     };
     for record in &history.records {
         match record {
             Record::Prompt { prompt, .. } => {
-                flush(&mut answer, &mut turns);
+                flush(&mut answer, &mut plan, &mut turns);
                 let text: Vec<&str> = prompt
                     .iter()
                     .filter_map(|b| match b {
@@ -49,6 +56,9 @@ fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
                 turns.push(format!("User: {}", text.join("\n").trim()));
             }
             Record::Update { u } => {
+                if plan.apply(u).is_some() {
+                    continue;
+                }
                 if let SessionUpdate::AgentMessageChunk(chunk) = u.as_ref()
                     && let ContentBlock::Text(t) = &chunk.content
                 {
@@ -58,7 +68,7 @@ fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
             _ => {}
         }
     }
-    flush(&mut answer, &mut turns);
+    flush(&mut answer, &mut plan, &mut turns);
     if turns.is_empty() {
         return None;
     }

@@ -11,6 +11,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::history::History;
+use super::markdown_plan::{Change, MarkdownPlan};
 use super::record::Record;
 
 /// The most lines of one tool's output shown.
@@ -22,6 +23,8 @@ enum Stream {
     None,
     Agent,
     Thought,
+    /// A markdown plan (ADR 0053).
+    Plan,
 }
 
 /// `history` as text, ending with a newline.
@@ -49,6 +52,8 @@ pub fn render(history: &History) -> String {
 pub struct Renderer {
     stream: Stream,
     titles: HashMap<String, String>,
+    /// The markdown plan being streamed, for what each update adds to it.
+    plan: MarkdownPlan,
     /// The last text written (in an earlier `out`) did not end with a newline.
     line_open: bool,
 }
@@ -136,6 +141,22 @@ impl Renderer {
     }
 
     fn update(&mut self, out: &mut String, u: &SessionUpdate) {
+        // A plan goes on where it stopped; one that something interrupted is shown again whole.
+        match self.plan.apply(u) {
+            Some(Change::Grew(more)) if self.stream == Stream::Plan => {
+                out.push_str(more);
+                return;
+            }
+            Some(_) => {
+                let text = self.plan.text().to_owned();
+                self.end_stream(out);
+                let _ = writeln!(out, "plan:");
+                out.push_str(&text);
+                self.stream = Stream::Plan;
+                return;
+            }
+            None => {}
+        }
         match u {
             SessionUpdate::AgentMessageChunk(c) => self.chunk(out, Stream::Agent, &c.content),
             SessionUpdate::AgentThoughtChunk(c) => self.chunk(out, Stream::Thought, &c.content),

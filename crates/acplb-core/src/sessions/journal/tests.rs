@@ -232,6 +232,49 @@ fn a_history_reads_as_text_the_way_the_editor_showed_it() {
     );
 }
 
+fn plan(json: serde_json::Value) -> SessionUpdate {
+    serde_json::from_value(json).unwrap()
+}
+
+/// A markdown plan streamed whole (doubling) or as AIR deltas, with text between.
+fn planned_turn(j: &Journal) {
+    j.prompt(1, &[ContentBlock::from("plan it")], false);
+    j.update(&text("I looked."));
+    let whole = |t: &str| {
+        plan(serde_json::json!({"sessionUpdate": "plan_update",
+        "plan": {"type": "markdown", "planId": "t1-p", "content": t}}))
+    };
+    let delta = |t: &str| {
+        plan(serde_json::json!({"sessionUpdate": "plan_update",
+        "plan": {"type": "markdown", "planId": "t1-p", "content": ""},
+        "_meta": {"jetbrains": {"air": {"version": 1, "contentDelta": t}}}}))
+    };
+    j.update(&whole("# Plan"));
+    j.update(&whole("# Plan\n1. a"));
+    j.update(&delta("\n2. b"));
+    j.update(&text("Done."));
+    j.update(&delta("\n3. c"));
+    j.turn_end(1, "end_turn", None);
+}
+
+#[test]
+fn a_markdown_plan_reads_as_the_plan_it_adds_up_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    planned_turn(&j);
+    let history = read(dir.path(), ID).unwrap();
+    let body = render(&history).split_once("\n> plan it\n").unwrap().1.to_owned();
+    assert_eq!(
+        body,
+        "I looked.\nplan:\n# Plan\n1. a\n2. b\nDone.\nplan:\n# Plan\n1. a\n2. b\n3. c\n── turn 1 ended: end_turn\n"
+    );
+    let d = digest(&history, 4000).unwrap();
+    assert!(
+        d.ends_with("User: plan it\n\nAgent: I looked.Done.\n\nAgent's plan: # Plan\n1. a\n2. b\n3. c"),
+        "{d}"
+    );
+}
+
 #[test]
 fn a_line_over_the_cap_is_skipped_unread_and_reported_and_the_rest_is_read() {
     let dir = tempfile::tempdir().unwrap();
