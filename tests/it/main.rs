@@ -14,6 +14,7 @@
 
 mod acpx;
 mod air;
+pub(crate) mod air_failures;
 mod air_reports;
 mod air_tasks;
 mod appserver;

@@ -3,7 +3,7 @@
 //! particular to a transport (exec's exit status, a server that died) stays with it.
 
 use acplb_core::error::ProviderError;
-use acplb_core::provider::TurnOutcome;
+use acplb_core::provider::{FailureKind, Incident, TurnOutcome};
 use acplb_core::secrets::KnownSecrets;
 use agent_client_protocol::v1::schema::StopReason;
 
@@ -32,6 +32,10 @@ pub(crate) enum Ending {
         message: String,
         /// Whether it was an authentication error.
         auth_required: bool,
+        /// What kind of failure it was, and the incident a client was told of (ADR 0054).
+        kind: FailureKind,
+        /// The incident the turn's failure goes on.
+        incident: Option<Incident>,
     },
 }
 
@@ -55,6 +59,7 @@ pub(crate) fn outcome(ending: Ending, secrets: &KnownSecrets) -> Result<TurnOutc
         Ending::Failed {
             message,
             auth_required: true,
+            ..
         } => Err(ProviderError::AuthRequired {
             message: format!(
                 "{} (sign in from the editor, run `codex login`, or set the provider's API key)",
@@ -65,8 +70,15 @@ pub(crate) fn outcome(ending: Ending, secrets: &KnownSecrets) -> Result<TurnOutc
                 .map(|m| (*m).to_owned())
                 .collect(),
         }),
-        Ending::Failed { message, .. } => Err(ProviderError::TurnFailed {
+        Ending::Failed {
+            message,
+            kind,
+            incident,
+            ..
+        } => Err(ProviderError::TurnFailed {
             message: secrets.redact_known(&message).into_owned(),
+            kind,
+            incident,
         }),
     }
 }

@@ -62,6 +62,11 @@ pub enum ProviderError {
     TurnFailed {
         /// The provider's message.
         message: String,
+        /// What kind of failure it was (for typed session failures, ADR 0054).
+        kind: crate::provider::FailureKind,
+        /// The incident the provider already told the client of in this turn, which the
+        /// failure goes on (`None`: a new one).
+        incident: Option<crate::provider::Incident>,
     },
     /// The provider needs the user to log in.
     #[error("{message}")]
@@ -77,6 +82,17 @@ pub enum ProviderError {
     /// Reading from or writing to the provider failed.
     #[error("i/o with the provider failed: {0}")]
     Io(#[from] std::io::Error),
+}
+
+impl ProviderError {
+    /// A failed turn of no particular kind, with the provider's `message`.
+    pub fn turn_failed(message: impl Into<String>) -> Self {
+        Self::TurnFailed {
+            message: message.into(),
+            kind: crate::provider::FailureKind::default(),
+            incident: None,
+        }
+    }
 }
 
 fn tail_suffix(tail: &str) -> String {

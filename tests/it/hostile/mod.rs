@@ -3,6 +3,7 @@
 //! adds its own cases here, one file per area.
 
 mod air;
+mod air_failures;
 mod air_reports;
 mod air_tasks;
 mod appserver;

@@ -22,8 +22,10 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::Value;
 
+use acplb_core::provider::{AIR_SESSION_FAILURE, FailureKind, Incident, Severity};
+
+use super::failure;
 use super::protocol::methods;
-use super::signal::failure;
 pub use super::signal::{AppSignal, TurnEnd};
 use super::text::{Kind, Streams};
 use super::wire::{self, read};
@@ -90,6 +92,10 @@ pub struct AppDecoder {
     compacting: Option<String>,
     /// Proposed plans streaming as `plan_update`s (`plan.rs`).
     plans: Vec<plan::Proposed>,
+    /// What kind of failure the turn's last error was (`failure.rs`).
+    failure_kind: FailureKind,
+    /// The failure incident an AIR client was told of in this turn (ADR 0054).
+    incident: Option<Incident>,
 }
 
 impl AppDecoder {
@@ -106,6 +112,8 @@ impl AppDecoder {
             warning_thoughts: 0,
             compacting: None,
             plans: Vec::new(),
+            failure_kind: FailureKind::default(),
+            incident: None,
         }
     }
 
@@ -313,7 +321,10 @@ impl AppDecoder {
                     // `turn/completed` repeats the `error` just before it: show it only once.
                     self.pending_error = None;
                 }
-                failure(error)
+                if error.codex_error_info.is_some() {
+                    self.failure_kind = failure::kind(error.codex_error_info.as_ref());
+                }
+                super::signal::failure(error)
             }
         };
         match &end {
@@ -348,12 +359,36 @@ impl AppDecoder {
     }
 
     fn error(&mut self, notice: wire::ErrorNotice, out: &mut Vec<SessionUpdate>) {
-        if notice.will_retry {
+        let kind = failure::kind(notice.error.codex_error_info.as_ref());
+        if notice.will_retry && self.opts.air_declares(AIR_SESSION_FAILURE) {
+            // A typed warning instead of text, each retry a revision of the turn's incident.
+            let incident = self.incident(notice.turn_id.as_deref());
+            incident.revision += 1;
+            let update = failure::update(incident, kind, Severity::Warning, &notice.error.message);
+            out.push(update);
+        } else if notice.will_retry {
             self.warning(&notice.error.message, out);
         } else {
+            self.failure_kind = kind;
             self.flush_pending_error(out);
             self.pending_error = Some(notice.error.message);
         }
+    }
+
+    /// The turn's failure incident (`<turn id>:error`, as the TS peer names it), begun now if
+    /// there is none yet.
+    fn incident(&mut self, turn_id: Option<&str>) -> &mut Incident {
+        let prefix = &self.opts.id_prefix;
+        self.incident.get_or_insert_with(|| Incident {
+            id: turn_id.map_or_else(|| format!("{prefix}error"), |t| format!("{t}:error")),
+            revision: 0,
+        })
+    }
+
+    /// What kind of failure ended the turn, and the incident a client was told of in it (a
+    /// failed turn's is begun here if it was not), for the turn's error (ADR 0054).
+    pub fn failure(&mut self, turn_id: Option<&str>) -> (FailureKind, Incident) {
+        (self.failure_kind, self.incident(turn_id).clone())
     }
 
     /// A non-fatal problem: a notice when the client shows them, else a labelled thought.

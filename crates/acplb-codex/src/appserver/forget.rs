@@ -56,11 +56,9 @@ async fn ask<R: Request>(
     thread_id: &str,
 ) -> Result<(), ProviderError> {
     let conn = server.connect().await?;
-    conn.rpc
-        .request(params)
-        .await
-        .map(drop)
-        .map_err(|failure| ProviderError::TurnFailed {
-            message: format!("codex app-server did not {verb} thread {thread_id}: {failure}"),
-        })
+    conn.rpc.request(params).await.map(drop).map_err(|failure| {
+        ProviderError::turn_failed(format!(
+            "codex app-server did not {verb} thread {thread_id}: {failure}"
+        ))
+    })
 }

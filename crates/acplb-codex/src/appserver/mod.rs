@@ -18,6 +18,7 @@ mod config;
 pub mod decode;
 mod early;
 mod edits;
+mod failure;
 pub(crate) mod forget;
 mod goals;
 pub(crate) mod hooks;

@@ -284,9 +284,9 @@ impl AppServer {
     pub(crate) fn failed(&self, failure: &RpcFailure) -> ProviderError {
         match failure {
             RpcFailure::Gone(gone) => self.gone_error(gone),
-            RpcFailure::Error { .. } => ProviderError::TurnFailed {
-                message: format!("codex app-server refused a request: {failure}"),
-            },
+            RpcFailure::Error { .. } => {
+                ProviderError::turn_failed(format!("codex app-server refused a request: {failure}"))
+            }
         }
     }
 

@@ -96,6 +96,9 @@ pub(super) struct ErrorNotice {
     pub(super) error: TurnError,
     #[serde(default, deserialize_with = "nullable")]
     pub(super) will_retry: bool,
+    /// The turn it is about.
+    #[serde(default)]
+    pub(super) turn_id: Option<String>,
 }
 
 /// `warning`, `guardianWarning`.

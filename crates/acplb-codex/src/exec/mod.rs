@@ -129,7 +129,7 @@ impl ProviderSession for CodexSession {
             return self.run_once(turn, sink, cancel).await;
         };
         match self.run_once(turn.clone(), sink, cancel.clone()).await {
-            Err(ProviderError::TurnFailed { message }) if message.contains(NO_ROLLOUT) => {
+            Err(ProviderError::TurnFailed { message, .. }) if message.contains(NO_ROLLOUT) => {
                 tracing::warn!(session = %self.setup.session_id, error = %message, "codex no longer has this session's thread; starting a new one");
                 tell_user(
                     sink,
@@ -321,6 +321,9 @@ impl CodexSession {
                 Ending::Failed {
                     message,
                     auth_required,
+                    // `codex exec --json` says no more than the message.
+                    kind: acplb_core::provider::FailureKind::default(),
+                    incident: None,
                 },
                 &self.secrets,
             ),
@@ -328,7 +331,7 @@ impl CodexSession {
                 // Raw process output: it reaches the editor and the log, so it is redacted.
                 let stderr_tail = self.secrets.redact(&process.stderr_tail());
                 Err(match headline(&stderr_tail) {
-                    Some(message) if status.code() == Some(1) => ProviderError::TurnFailed { message },
+                    Some(message) if status.code() == Some(1) => ProviderError::turn_failed(message),
                     _ => ProviderError::Exited {
                         program: self.options.program.clone(),
                         status: status.to_string(),

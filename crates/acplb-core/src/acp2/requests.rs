@@ -168,12 +168,19 @@ pub(super) fn initialize(params: &Value) -> Value {
         .unwrap_or_default();
     meta.insert(crate::capabilities::TERMINAL_OUTPUT.into(), json!(true));
     // v2 has its own diffs, terminals and plans: the AIR tool call and plan extensions are
-    // not offered there (as the TS peer does), so an AIR client gets v2's shapes. Async tasks
-    // stay: v2 has none of its own, and they come as `_async_task_*` (`updates.rs`).
+    // not offered there (as the TS peer does), so an AIR client gets v2's shapes. Nor are
+    // typed failures, which the peer publishes on v2 through session metadata acplb does not
+    // keep: a failed turn stays a v2 error. Async tasks stay: v2 has none of its own, and
+    // they come as `_async_task_*` (`updates.rs`).
     let air = meta.get_mut(JETBRAINS).and_then(|j| j.get_mut(AIR));
     if let Some(Value::Array(air)) = air.and_then(|a| a.get_mut("capabilities")) {
-        let tool_call_shapes = ["diffPatch", "rawInputRendering", "planContentDelta"];
-        air.retain(|c| !c.as_str().is_some_and(|c| tool_call_shapes.contains(&c)));
+        let not_on_v2 = [
+            "diffPatch",
+            "rawInputRendering",
+            "planContentDelta",
+            "sessionFailure",
+        ];
+        air.retain(|c| !c.as_str().is_some_and(|c| not_on_v2.contains(&c)));
     }
     let mut client = Map::new();
     if let Some(elicitation) = caps.get("elicitation").filter(|e| e.is_object()) {

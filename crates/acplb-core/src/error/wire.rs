@@ -24,7 +24,7 @@ pub(crate) fn provider(e: &ProviderError) -> Error {
             json!({ "authMethods": methods }),
         ),
         // The message itself is what editors show, so it carries the provider's words.
-        ProviderError::TurnFailed { message } => build(
+        ProviderError::TurnFailed { message, .. } => build(
             Error::internal_error(),
             Reason::TurnFailed,
             message,
@@ -281,9 +281,7 @@ mod tests {
                 unanswered: "`turn/start` within 1m".into(),
                 stderr_tail: String::new(),
             },
-            ProviderError::TurnFailed {
-                message: "model said no".into(),
-            },
+            ProviderError::turn_failed("model said no"),
             ProviderError::AuthRequired {
                 message: "log in".into(),
                 methods: vec!["api-key".into()],

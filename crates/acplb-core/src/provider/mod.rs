@@ -20,10 +20,12 @@ use crate::permission::Mode;
 use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
+mod failure;
 pub mod followers;
 mod sink;
 mod vendor;
 
+pub use failure::{AIR_SESSION_FAILURE, FailureKind, Incident, Severity};
 pub use sink::{
     BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink,
     tell_user,

@@ -124,6 +124,8 @@ impl Store {
                         agent_client_protocol::v1::schema::ElicitationCapabilities::supports_form,
                     ),
                     report_roots: self.report_roots(&pending.cwd, parts.directories),
+                    typed_failures: crate::capabilities::air(&self.client)
+                        .is_some_and(|air| air.declares(crate::provider::AIR_SESSION_FAILURE)),
                 },
             )
             .with_output_flow(self.options.output_flow.clone());

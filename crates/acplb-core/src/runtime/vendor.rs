@@ -84,9 +84,9 @@ pub(super) fn initialize_meta(
 }
 
 /// The AIR extensions acplb answers in the peer's shapes: vendor methods, the recommended
-/// model and effort on their options (`session/options.rs`), and file change reports
-/// (`session/file_report.rs`).
-const AIR_CAPABILITIES: [&str; 7] = [
+/// model and effort on their options (`session/options.rs`), file change reports
+/// (`session/file_report.rs`) and typed session failures (`session/actor/failure.rs`).
+const AIR_CAPABILITIES: [&str; 8] = [
     "codexHooks",
     "sessionBatchGet",
     "sessionArchive",
@@ -94,6 +94,7 @@ const AIR_CAPABILITIES: [&str; 7] = [
     "sessionListSubscribe",
     crate::session::options::AIR_RECOMMENDED_VALUE,
     crate::session::file_report::CAPABILITY,
+    crate::provider::AIR_SESSION_FAILURE,
 ];
 
 /// `_session/list/subscribe {cwd}`.

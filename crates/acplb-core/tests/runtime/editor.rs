@@ -118,7 +118,17 @@ impl Editor {
     }
 
     pub async fn initialize(&self) -> InitializeResponse {
-        let sent = self.cx.send_request(InitializeRequest::new(ProtocolVersion::V1));
+        self.initialize_with(agent_client_protocol::v1::schema::ClientCapabilities::new())
+            .await
+    }
+
+    /// `initialize` of a client that declared `capabilities`.
+    pub async fn initialize_with(
+        &self,
+        capabilities: agent_client_protocol::v1::schema::ClientCapabilities,
+    ) -> InitializeResponse {
+        let request = InitializeRequest::new(ProtocolVersion::V1).client_capabilities(capabilities);
+        let sent = self.cx.send_request(request);
         within("initialize", sent.block_task())
             .await
             .expect("initialize is answered")

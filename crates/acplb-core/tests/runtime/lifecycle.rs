@@ -20,9 +20,9 @@ use crate::timeline::{Timeline, within};
 async fn a_failing_open_refuses_session_new_with_the_providers_words() {
     let timeline = Timeline::default();
     let provider = Scripted::new(&timeline);
-    provider.next_open(Open::Fail(ProviderError::TurnFailed {
-        message: "codex app-server is not logged in; run `codex login`".into(),
-    }));
+    provider.next_open(Open::Fail(ProviderError::turn_failed(
+        "codex app-server is not logged in; run `codex login`",
+    )));
     provider.next_open(Open::Fail(ProviderError::AuthRequired {
         message: "log in with `codex login` first".into(),
         methods: vec!["api-key".into()],

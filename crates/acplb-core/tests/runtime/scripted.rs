@@ -280,9 +280,7 @@ async fn run(
                 None => log.push(format!("provider {prompt} inbox empty")),
             },
             Step::Fail(message) => {
-                return Err(ProviderError::TurnFailed {
-                    message: message.clone(),
-                });
+                return Err(ProviderError::turn_failed(message.clone()));
             }
         }
     }

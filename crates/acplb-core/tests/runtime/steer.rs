@@ -197,3 +197,45 @@ async fn a_steered_prompt_gets_the_time_limit_error_of_its_turn() {
         assert!(message.contains("time limit of 250ms"), "{message}");
     }
 }
+
+/// A client that declared AIR's `sessionFailure` (ADR 0054): the failing turn's prompt and the
+/// prompt steered into it are both answered `end_turn` with the same typed failure, revision 1
+/// of the turn's incident, not with an error.
+#[tokio::test(start_paused = true)]
+async fn with_typed_failures_a_failing_turn_and_its_steered_prompt_end_with_the_failure() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.script(
+        "one",
+        vec![Step::ReadSteer, Step::Fail("the model crashed".into())],
+    );
+    let answers = serve(&provider, &timeline, options(), async |editor| {
+        let air =
+            serde_json::json!({"jetbrains": {"air": {"version": 1, "capabilities": ["sessionFailure"]}}});
+        let caps = agent_client_protocol::v1::schema::ClientCapabilities::new()
+            .meta(air.as_object().cloned().unwrap());
+        editor.initialize_with(caps).await;
+        let session = editor.session().await;
+        editor.set_config(&session, "while_busy", "steer").await.unwrap();
+        let one = editor.prompt(&session, "one");
+        timeline.wait_for("provider start one").await;
+        let two = editor.prompt(&session, "two");
+        let one = within("the turn", one).await.unwrap().unwrap();
+        let two = within("the steered prompt", two).await.unwrap().unwrap();
+        (session, [one, two])
+    })
+    .await;
+    let (session, answers) = answers;
+    for answer in answers {
+        let answer = serde_json::to_value(answer).unwrap();
+        assert_eq!(answer["stopReason"], "end_turn", "{answer}");
+        let failure = &answer["_meta"]["jetbrains"]["air"]["sessionFailure"];
+        assert_eq!(
+            *failure,
+            serde_json::json!({"id": format!("{session}:1:error"), "revision": 1,
+                "category": "service", "severity": "error", "title": "the model crashed",
+                "actions": ["retry"]}),
+            "{answer}"
+        );
+    }
+}

@@ -843,3 +843,59 @@ fn an_air_client_without_compaction_updates_sees_a_compaction_as_the_peers_tool_
         "{plain:?}"
     );
 }
+
+#[test]
+fn an_air_client_with_typed_failures_gets_each_retry_as_a_warning_of_the_turns_incident() {
+    let mut d = AppDecoder::new(DecoderOptions {
+        id_prefix: "t1/".into(),
+        air: Some(acplb_core::capabilities::Air {
+            capabilities: vec!["sessionFailure".into()],
+        }),
+        ..DecoderOptions::new("/workspace")
+    });
+    let retry = |n: u32| {
+        (
+            "error",
+            json!({"error": {"message": format!("Reconnecting... {n}/2"),
+                "codexErrorInfo": {"responseStreamDisconnected": {"httpStatusCode": null}}},
+                "willRetry": true, "threadId": "th", "turnId": "tu-9"}),
+        )
+    };
+    let (updates, _) = run(&mut d, &[retry(1), retry(2)]);
+    let failures: Vec<&Value> = updates
+        .iter()
+        .map(|u| &u["_meta"]["jetbrains"]["air"]["sessionFailure"])
+        .collect();
+    assert_eq!(failures.len(), 2, "{updates:?}");
+    for (n, f) in failures.iter().enumerate() {
+        assert_eq!(f["id"], "tu-9:error");
+        assert_eq!(f["revision"], n + 1);
+        assert_eq!(f["severity"], "warning");
+        assert_eq!(f["category"], "connection");
+    }
+    let completed = json!({"threadId": "th", "turn": {"id": "tu-9", "status": "failed",
+        "error": {"message": "stream disconnected", "codexErrorInfo": "serverOverloaded"}}});
+    run(&mut d, &[("turn/completed", completed)]);
+    let (kind, incident) = d.failure(Some("tu-9"));
+    assert_eq!(kind, acplb_core::provider::FailureKind::Overloaded);
+    assert_eq!((incident.id.as_str(), incident.revision), ("tu-9:error", 2));
+}
+
+#[test]
+fn without_typed_failures_a_retry_is_a_warning_and_a_failure_begins_its_incident() {
+    let mut d = decoder();
+    let (updates, _) = run(
+        &mut d,
+        &[(
+            "error",
+            json!({"error": {"message": "Reconnecting... 1/2"}, "willRetry": true, "turnId": "tu"}),
+        )],
+    );
+    assert!(
+        texts(&updates).iter().any(|t| t.contains("Reconnecting")),
+        "{updates:?}"
+    );
+    let (kind, incident) = d.failure(Some("tu"));
+    assert_eq!(kind, acplb_core::provider::FailureKind::ProviderError);
+    assert_eq!((incident.id.as_str(), incident.revision), ("tu:error", 0));
+}

@@ -17,6 +17,7 @@ use super::{
     TurnOutcome, TurnRequest, Value, commands, config, json, turn_input,
 };
 use crate::outcome::{Ending, cancelled, outcome};
+use acplb_core::provider::{FailureKind, Incident};
 
 /// How long `/status` waits for Codex to say who is signed in.
 const ACCOUNT_WAIT: Duration = Duration::from_secs(5);
@@ -299,7 +300,12 @@ impl AppSession {
     }
 
     /// The turn's stream ended: its transcript is closed and what it taught is kept.
-    pub(super) fn conclude(&mut self, mut run: TurnRun<'_>, end: &Ended, sink: &dyn SessionSink) {
+    pub(super) fn conclude(
+        &mut self,
+        mut run: TurnRun<'_>,
+        end: &Ended,
+        sink: &dyn SessionSink,
+    ) -> (FailureKind, Incident) {
         if matches!(end, Ended::Cancelled) {
             run.transcript.cancelled();
         } else {
@@ -311,6 +317,7 @@ impl AppSession {
             title: run.title.take(),
             unknown: run.decoder.unknown_counts(),
         };
+        let failure = run.decoder.failure(run.turn_id.as_deref());
         // Its commands that run on are followed to their end.
         let mut out = Vec::new();
         self.background.borrow_mut().keep(run.decoder, &mut out);
@@ -318,6 +325,7 @@ impl AppSession {
             sink.update(update);
         }
         self.absorb(learned, sink);
+        failure
     }
 
     pub(super) fn absorb(&mut self, learned: Learned, sink: &dyn SessionSink) {
@@ -343,6 +351,7 @@ impl AppSession {
         &mut self,
         end: Ended,
         start_totals: &Totals,
+        failure: (FailureKind, Incident),
     ) -> Result<TurnOutcome, ProviderError> {
         let ending = match end {
             Ended::Turn(TurnEnd::Completed) => Ending::Completed {
@@ -356,6 +365,8 @@ impl AppSession {
             }) => Ending::Failed {
                 message,
                 auth_required,
+                kind: failure.0,
+                incident: Some(failure.1),
             },
             Ended::Gone(gone) => {
                 // The next turn resumes the thread on a new server.

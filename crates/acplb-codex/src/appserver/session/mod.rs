@@ -358,7 +358,7 @@ impl AppSession {
         conn.rpc.set_active(&thread_id, false);
         background::take_rest(&self.background, &mut run.decoder, inbox, sink);
         self.goal = run.goal.take();
-        self.conclude(run, &end, sink);
-        self.outcome(end, &start_totals).map(Some)
+        let failure = self.conclude(run, &end, sink);
+        self.outcome(end, &start_totals, failure).map(Some)
     }
 }

@@ -149,9 +149,7 @@ impl AppSession {
         let id = result
             .pointer("/thread/id")
             .and_then(Value::as_str)
-            .ok_or_else(|| ProviderError::TurnFailed {
-                message: "codex app-server started a thread without an id".into(),
-            })?
+            .ok_or_else(|| ProviderError::turn_failed("codex app-server started a thread without an id"))?
             .to_owned();
         if let Some(model) = result.get("model").and_then(Value::as_str) {
             self.model = Some(model.to_owned());

@@ -5,7 +5,7 @@
 use agent_client_protocol::v1::schema::{PromptResponse, StopReason, Usage};
 use tokio::time::Instant;
 
-use super::{CANCEL_ANSWER, Running, SessionActor, steer};
+use super::{CANCEL_ANSWER, Running, SessionActor, failure, steer};
 use crate::error::ProviderError;
 use crate::error::wire::{self, reply};
 use crate::provider::TurnOutcome;
@@ -106,8 +106,15 @@ impl SessionActor {
         // Before any of the turn's prompts is answered.
         self.send_reports(&reports, ending);
         // A steered prompt became part of this turn: it ends as the turn does.
+        let typed = result.as_ref().err().and_then(|e| self.typed_failure(e));
         for other in steered {
-            steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out));
+            let timeout = self.turn_timeout.filter(|_| timed_out);
+            match &typed {
+                Some(failure) if !timed_out => {
+                    reply(other.respond(failure::answer(failure.clone(), None)));
+                }
+                _ => steer::answer(other, &result, timeout),
+            }
         }
         let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);
         if let (true, false, Some(limit)) = (timed_out, finished_anyway, self.turn_timeout) {
@@ -150,8 +157,12 @@ impl SessionActor {
             }
             Err(e) => {
                 tracing::info!(session = %self.id, error = %e, "turn failed");
-                if let Some(responder) = responder {
-                    reply(responder.respond_with_error(wire::provider(&e)));
+                match (responder, typed) {
+                    (Some(responder), Some(failure)) => {
+                        reply(responder.respond(failure::answer(failure, unrecorded)));
+                    }
+                    (Some(responder), None) => reply(responder.respond_with_error(wire::provider(&e))),
+                    (None, _) => {}
                 }
             }
         }

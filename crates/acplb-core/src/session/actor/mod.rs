@@ -3,6 +3,7 @@
 //! `LocalSet`.
 
 mod changes;
+mod failure;
 mod file_report;
 mod finish;
 mod inbox;
@@ -114,14 +115,23 @@ pub(crate) struct SessionActor {
     inbox: Option<Inbox>,
     /// Updates held back while a load of this open session replays its history.
     hold: Rc<Hold>,
-    /// Whether the client declared form elicitation.
-    forms: bool,
+    /// What the client declared it takes: forms, typed failures.
+    takes: Takes,
     /// The title the client set, if it did: the first prompt does not become one then.
     titled: Option<String>,
     /// The provider's thread id as last read, for while the provider is away running a turn.
     thread: Option<String>,
     /// What AIR's file change reports need, when the client declared them.
     file_report: Option<file_report::Reports>,
+}
+
+/// What of the actor's own answers the client declared it takes.
+#[derive(Debug, Clone, Copy)]
+struct Takes {
+    /// Form elicitation (questions go to it as forms).
+    forms: bool,
+    /// AIR's typed session failures (`failure.rs`).
+    typed_failures: bool,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -144,6 +154,9 @@ pub(crate) struct SessionParts {
     /// The folders the session may change (its cwd and additional directories), when the
     /// client declared AIR's `agentFileChangeReport`.
     pub(crate) report_roots: Option<Vec<std::path::PathBuf>>,
+    /// Whether the client declared AIR's `sessionFailure`: a failed turn is then answered with
+    /// its failure in `_meta` (ADR 0054).
+    pub(crate) typed_failures: bool,
 }
 
 impl SessionActor {
@@ -174,7 +187,10 @@ impl SessionActor {
             summary_by: None,
             inbox: parts.inbox,
             hold: Rc::default(),
-            forms: parts.forms,
+            takes: Takes {
+                forms: parts.forms,
+                typed_failures: parts.typed_failures,
+            },
             titled: None,
             thread: None,
             file_report: parts.report_roots.map(file_report::Reports::new),
@@ -362,7 +378,7 @@ impl SessionActor {
         )
         .with_journal(self.journal.clone(), self.registry.clone())
         .with_hold(self.hold.clone())
-        .with_forms(self.forms)
+        .with_forms(self.takes.forms)
         .with_file_changes(self.file_report.as_ref().map(file_report::Reports::changes))
     }
 

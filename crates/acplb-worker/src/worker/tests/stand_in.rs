@@ -302,9 +302,7 @@ impl ProviderSession for Session {
                 });
             }
             "broken" => {
-                return Err(ProviderError::TurnFailed {
-                    message: "the model refused".into(),
-                });
+                return Err(ProviderError::turn_failed("the model refused"));
             }
             _ => {}
         }
