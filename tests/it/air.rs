@@ -158,7 +158,12 @@ fn assert_lists(init: &Value, app_server: bool) {
     );
     assert!(lists("rawInputRendering"), "{listed:?}");
     assert!(lists("recommendedValue"), "{listed:?}");
-    assert!(!lists("planContentDelta"), "{listed:?}");
+    assert_eq!(
+        lists("planContentDelta"),
+        app_server,
+        "planContentDelta is answered on app-server only (plan mode): {listed:?}"
+    );
+    assert!(lists("sessionFailure"), "{listed:?}");
 }
 
 /// Whether the model's answer says its phase (app-server: Codex's items carry it).

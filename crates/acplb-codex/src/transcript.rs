@@ -51,6 +51,17 @@ pub(crate) struct Transcript {
 impl Transcript {
     /// Opens the transcript of turn `turn` of `session`, or a no-op one when `dir` is `None`.
     pub(crate) fn open(dir: Option<&Path>, session: &str, turn: u64, secrets: KnownSecrets) -> Self {
+        Self::open_as(dir, session, turn, secrets, false)
+    }
+
+    /// Opens the transcript of turn `turn` of `session` again, for the turn's second attempt
+    /// (a server found gone at its start): what the first attempt wrote stays, this one's
+    /// lines follow it.
+    pub(crate) fn open_again(dir: Option<&Path>, session: &str, turn: u64, secrets: KnownSecrets) -> Self {
+        Self::open_as(dir, session, turn, secrets, true)
+    }
+
+    fn open_as(dir: Option<&Path>, session: &str, turn: u64, secrets: KnownSecrets, again: bool) -> Self {
         let started = Instant::now();
         let Some(dir) = dir else {
             return Self {
@@ -63,7 +74,7 @@ impl Transcript {
         let path = dir
             .join(session_dir_name(session))
             .join(format!("turn-{turn}.jsonl"));
-        let file = create_private(&path)
+        let file = create_private(&path, again)
             .map_err(|e| tracing::warn!(path = %path.display(), error = %e, "cannot write the provider transcript"))
             .ok()
             .map(std::io::BufWriter::new);
@@ -112,7 +123,7 @@ impl Transcript {
         let mut transcript = Self::open(None, "", 0, KnownSecrets::default());
         if let Some(dir) = dir {
             transcript.path = dir.join(format!("app-server-{server}.jsonl"));
-            transcript.file = create_private(&transcript.path)
+            transcript.file = create_private(&transcript.path, false)
                 .map_err(|e| tracing::warn!(path = %transcript.path.display(), error = %e, "cannot write the provider transcript"))
                 .ok()
                 .map(std::io::BufWriter::new);
@@ -209,15 +220,17 @@ fn exit_json(status: ExitStatus) -> serde_json::Value {
     }
 }
 
-/// Creates `path` readable by its owner only, and its missing folders likewise.
-fn create_private(path: &Path) -> std::io::Result<File> {
+/// Creates `path` readable by its owner only, and its missing folders likewise; with
+/// `append`, what it holds is kept and writes go after it.
+fn create_private(path: &Path, append: bool) -> std::io::Result<File> {
     if let Some(parent) = path.parent() {
         DirBuilder::new().recursive(true).mode(0o700).create(parent)?;
     }
     OpenOptions::new()
-        .write(true)
+        .write(!append)
+        .append(append)
         .create(true)
-        .truncate(true)
+        .truncate(!append)
         .mode(0o600)
         .open(path)
 }
@@ -257,6 +270,33 @@ mod tests {
         assert_eq!(lines[1]["stdout"], "{\"type\":\"turn.started\"}");
         assert_eq!(lines[2]["stderr"], "warn");
         assert_eq!(lines[3]["exit"]["code"], 0);
+    }
+
+    #[test]
+    fn a_turns_second_attempt_follows_its_first_and_a_new_turn_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s/turn-3.jsonl");
+        let lines = || std::fs::read_to_string(&path).unwrap().lines().count();
+        let mut first = Transcript::open(Some(dir.path()), "s", 3, KnownSecrets::default());
+        first.start_app_server(None, Path::new("/w"), 5, 1);
+        first.end();
+        drop(first);
+        let mut again = Transcript::open_again(Some(dir.path()), "s", 3, KnownSecrets::default());
+        again.start_app_server(Some("th"), Path::new("/w"), 5, 2);
+        again.end();
+        drop(again);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let starts: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|l| !l["start"].is_null())
+            .collect();
+        assert_eq!(starts.len(), 2, "{text}");
+        assert_eq!(starts[1]["start"]["server"], 2);
+        let mut fresh = Transcript::open(Some(dir.path()), "s", 3, KnownSecrets::default());
+        fresh.start_app_server(None, Path::new("/w"), 5, 3);
+        drop(fresh);
+        assert_eq!(lines(), 1, "a new turn of the same number starts afresh");
     }
 
     #[test]

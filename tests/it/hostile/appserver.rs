@@ -226,9 +226,11 @@ async fn a_server_found_gone_by_a_turns_first_request_is_replaced_and_the_turn_r
     let dir = tempfile::tempdir().unwrap();
     let codex = dies_at_the_second_turn(dir.path());
     let env = [("ACPLB_CODEX".to_owned(), codex.display().to_string())];
+    let transcripts = dir.path().join("transcripts");
+    let transcript_dir = transcripts.display().to_string();
     let mut live = crate::live::Live::start_with(
         acplb_playback::mock_model::MockConfig::default(),
-        &["--transport", "app-server"],
+        &["--transport", "app-server", "--transcript-dir", &transcript_dir],
         &env,
     );
     let ws = live.workspace();
@@ -265,5 +267,34 @@ async fn a_server_found_gone_by_a_turns_first_request_is_replaced_and_the_turn_r
     assert!(
         threads.len() >= 2 && threads.iter().all(|t| *t == threads[0]),
         "the new server resumed the same thread: {threads:?}"
+    );
+    // The turn's transcript keeps both attempts, on two servers.
+    let turn_starts = |path: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|l| l["start"]["transport"] == "app-server")
+            .collect()
+    };
+    let session_dir = std::fs::read_dir(&transcripts)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_dir())
+        .expect("the session's transcripts")
+        .path();
+    let starts: Vec<Vec<serde_json::Value>> = std::fs::read_dir(&session_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| turn_starts(&e.path()))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let retried = starts
+        .iter()
+        .find(|s| s.len() == 2)
+        .unwrap_or_else(|| panic!("one turn with both attempts: {starts:?}"));
+    assert_ne!(
+        retried[0]["start"]["server"], retried[1]["start"]["server"],
+        "{retried:?}"
     );
 }

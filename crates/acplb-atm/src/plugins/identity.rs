@@ -227,18 +227,18 @@ impl Plugin for AtmIdentity {
         Ok(())
     }
 
-    fn session_closed(&self, session: &acplb_core::plugin::SessionId) {
+    fn session_closed(&self, session: &acplb_core::plugin::SessionId) -> Option<tokio::task::JoinHandle<()>> {
         // This session's share of the claim ends now (`session/close`), not when the last
         // reference to its pipeline goes; the claim itself ends with the process's last share.
-        if let Some(claim) = self.claim.borrow_mut().take() {
-            tracing::info!(%session, identity = %self.resolved.identity, "atm identity released by this session");
-            // The last share removes the lock file, under the lock that a claim being made on
-            // a stalled disk may hold: off the runtime thread.
-            match tokio::runtime::Handle::try_current() {
-                Ok(runtime) => {
-                    let _release = runtime.spawn_blocking(move || drop(claim));
-                }
-                Err(_) => drop(claim),
+        let claim = self.claim.borrow_mut().take()?;
+        tracing::info!(%session, identity = %self.resolved.identity, "atm identity released by this session");
+        // The last share removes the lock file, under the lock that a claim being made on a
+        // stalled disk may hold: off the runtime thread, and the close waits for it.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => Some(runtime.spawn_blocking(move || drop(claim))),
+            Err(_) => {
+                drop(claim);
+                None
             }
         }
     }

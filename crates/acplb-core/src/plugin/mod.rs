@@ -127,6 +127,10 @@ pub trait Plugin: Send {
     }
 
     /// Called when the session ends (`session/close`, or acplb stopping): release what the
-    /// session held (an identity claim, say).
-    fn session_closed(&self, _session: &SessionId) {}
+    /// session held (an identity claim, say). Work that must run off the runtime thread (a
+    /// lock file removed) is handed back: the close is answered once it is done, so a client
+    /// that closed a session finds what it held released.
+    fn session_closed(&self, _session: &SessionId) -> Option<tokio::task::JoinHandle<()>> {
+        None
+    }
 }

@@ -80,12 +80,14 @@ impl Pipeline {
         self.entries.iter().find_map(|e| e.plugin.summary_prompt())
     }
 
-    /// Runs every `session_closed` hook.
-    pub fn on_session_closed(&self, session: &SessionId) {
+    /// Runs every `session_closed` hook; the releases they left running.
+    pub fn on_session_closed(&self, session: &SessionId) -> Vec<tokio::task::JoinHandle<()>> {
+        let mut releasing = Vec::new();
         for entry in &self.entries {
             let _span = tracing::debug_span!("plugin", id = %entry.id, hook = "session_closed").entered();
-            entry.plugin.session_closed(session);
+            releasing.extend(entry.plugin.session_closed(session));
         }
+        releasing
     }
 
     fn run_fallible(

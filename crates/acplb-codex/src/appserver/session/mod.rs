@@ -262,7 +262,13 @@ impl AppSession {
         cancel: &CancellationToken,
         may_retry: bool,
     ) -> Result<Option<TurnOutcome>, ProviderError> {
-        let mut transcript = Transcript::open(
+        // A second attempt's lines follow the first's in the turn's transcript.
+        let open = if may_retry {
+            Transcript::open
+        } else {
+            Transcript::open_again
+        };
+        let mut transcript = open(
             self.server.options().transcript_dir.as_deref(),
             &self.setup.session_id,
             self.turns,

@@ -53,6 +53,10 @@ type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd
 /// anyway; the provider's clean-up goes on after, and the next turn waits for it.
 const CANCEL_ANSWER: Duration = Duration::from_millis(800);
 
+/// How long a closing session waits for its plugins to release what it held (an identity's
+/// lock file) before it is answered anyway.
+const RELEASE_WAIT: Duration = Duration::from_secs(5);
+
 /// How a turn future ended.
 enum TurnEnd {
     /// The provider ran the turn, or a cancel stopped it before the provider started.
@@ -283,7 +287,14 @@ impl SessionActor {
         if let Some(provider) = self.provider.as_mut() {
             provider.shutdown().await;
         }
-        self.pipeline.on_session_closed(&self.id);
+        let releasing = self.pipeline.on_session_closed(&self.id);
+        if !releasing.is_empty()
+            && tokio::time::timeout(RELEASE_WAIT, futures::future::join_all(releasing))
+                .await
+                .is_err()
+        {
+            tracing::warn!(session = %self.id, "what the session held is still being released (a slow disk?); the close goes on");
+        }
         tracing::debug!(session = %self.id, "session actor stopped");
     }
 
