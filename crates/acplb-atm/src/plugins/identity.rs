@@ -234,12 +234,11 @@ impl Plugin for AtmIdentity {
         tracing::info!(%session, identity = %self.resolved.identity, "atm identity released by this session");
         // The last share removes the lock file, under the lock that a claim being made on a
         // stalled disk may hold: off the runtime thread, and the close waits for it.
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => Some(runtime.spawn_blocking(move || drop(claim))),
-            Err(_) => {
-                drop(claim);
-                None
-            }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            Some(runtime.spawn_blocking(move || drop(claim)))
+        } else {
+            drop(claim);
+            None
         }
     }
 

@@ -125,6 +125,21 @@ impl Drop for AppSession {
 }
 
 impl AppSession {
+    /// The transcript of the turn; for its second attempt (`again`), the first's lines stay.
+    fn transcript(&self, again: bool) -> Transcript {
+        let open = if again {
+            Transcript::open_again
+        } else {
+            Transcript::open
+        };
+        open(
+            self.server.options().transcript_dir.as_deref(),
+            &self.setup.session_id,
+            self.turns,
+            self.secrets.clone(),
+        )
+    }
+
     pub(crate) fn new(
         server: AppServer,
         mut setup: SessionSetup,
@@ -262,18 +277,7 @@ impl AppSession {
         cancel: &CancellationToken,
         may_retry: bool,
     ) -> Result<Option<TurnOutcome>, ProviderError> {
-        // A second attempt's lines follow the first's in the turn's transcript.
-        let open = if may_retry {
-            Transcript::open
-        } else {
-            Transcript::open_again
-        };
-        let mut transcript = open(
-            self.server.options().transcript_dir.as_deref(),
-            &self.setup.session_id,
-            self.turns,
-            self.secrets.clone(),
-        );
+        let mut transcript = self.transcript(!may_retry);
         let conn = tokio::select! {
             biased;
             () = cancel.cancelled() => return Ok(Some(cancelled())),
