@@ -101,11 +101,20 @@ pub fn compaction(client: &ClientCapabilities) -> bool {
     client.session.as_ref().is_some_and(|s| s.compaction.is_some())
 }
 
+/// The AIR capability of plan updates that carry only the new text (ADR 0053).
+pub const AIR_PLAN_CONTENT_DELTA: &str = "planContentDelta";
+
 /// Whether the client takes `plan_update` (and `plan_removed`): it advertised
 /// `clientCapabilities.plan` as an object (ACP's unstable plan operations; every v2 client
 /// does, see `acp2/requests.rs`). Only such a client may get a plan as markdown (ADR 0053).
 pub fn plan_updates(client: &ClientCapabilities) -> bool {
     client.plan.is_some()
+}
+
+/// Whether the client takes a plan update that carries only the new text: it takes plan
+/// updates and declared AIR's `planContentDelta`.
+pub fn plan_deltas(client: &ClientCapabilities) -> bool {
+    plan_updates(client) && air(client).is_some_and(|a| a.declares(AIR_PLAN_CONTENT_DELTA))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{InitializeRequest, NewSessionRequest, PromptRequest};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::stand_in::{fake_codex, spawn_app_server};
 use crate::air::air;
@@ -102,4 +102,42 @@ async fn a_cancelled_turn_and_an_unversioned_declaration_get_no_failure() {
     let answer = serde_json::to_value(answer).unwrap();
     assert_eq!(answer["stopReason"], "cancelled", "{answer}");
     assert!(failure_of(&answer).is_none(), "{answer}");
+}
+
+/// A model error that quotes a key: neither the retries' warnings nor the failure carry it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failure_that_quotes_a_key_is_told_without_it() {
+    const KEY: &str = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let scenario = format!(
+        "[scenarios.leaky]\ndescription = \"response.failed quoting a key\"\n[[scenarios.leaky.steps]]\nactions = [{{ type = \"failed\", code = \"server_error\", message = \"upstream refused OPENAI_API_KEY={KEY}\" }}]\n"
+    );
+    let mut live = Live::start_with(
+        crate::atm::mock_config_with(&scenario),
+        &["-c", "model_providers.mock.stream_max_retries=2"],
+        &[],
+    );
+    let (mut answers, _) = failing(&mut live, &["sessionFailure"], &["scenario:leaky hi"]).await;
+    let answer = answers.pop().unwrap().expect("a typed failure");
+    let failure = failure_of(&answer).unwrap_or_else(|| panic!("{answer}"));
+    let everything = format!("{answer} {:?}", live.updates.json());
+    assert!(
+        !everything.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
+        "{everything}"
+    );
+    let warnings: Vec<Value> = live
+        .updates
+        .of_kind("session_info_update")
+        .iter()
+        .filter_map(failure_of)
+        .collect();
+    if crate::harness::transport() == "app-server" {
+        assert!(!warnings.is_empty(), "retried: {everything}");
+        assert!(
+            warnings
+                .iter()
+                .chain([&failure])
+                .any(|w| w.to_string().contains("[REDACTED]")),
+            "Codex quoted it, acplb took it out: {warnings:?} {failure}"
+        );
+    }
 }

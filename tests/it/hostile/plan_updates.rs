@@ -31,16 +31,23 @@ async fn content_deltas_declared_without_airs_version_give_whole_updates() {
     assert_eq!(plans[0].1.trim_end(), PLAN);
 }
 
-/// A session planned by a client with plan updates, loaded by one without: the replay gives
-/// the plan as text, never an update the second client did not ask for; and loaded by one with
-/// them, as the plan again.
+/// A session planned by an AIR client with plan content deltas, loaded by one without plan
+/// updates: the replay gives the plan as text, never an update the second client did not ask
+/// for; by one with plan updates but no deltas, as whole updates; by one like the first, as it
+/// was sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_load_by_a_client_without_plan_updates_gets_the_plan_as_text() {
     let mut live = live();
-    plan_turn(&mut live, json!({"plan": {}})).await;
+    let deltas = json!({"jetbrains": {"air": {"version": 1, "capabilities": ["planContentDelta"]}}});
+    plan_turn(&mut live, json!({"plan": {}, "_meta": deltas})).await;
     assert_eq!(markdown_plans(&live.updates.json()).len(), 1);
+    assert!(content_deltas(&live.updates.json()) > 0);
     let session = live.updates.all_with_sessions()[0].0.clone();
-    for (caps, as_plan) in [(json!({}), false), (json!({"plan": {}}), true)] {
+    for (caps, as_plan, with_deltas) in [
+        (json!({}), false, false),
+        (json!({"plan": {}}), true, false),
+        (json!({"plan": {}, "_meta": deltas}), true, true),
+    ] {
         live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
         live.respawn();
         let (ws, updates) = (live.workspace(), live.updates.clone());
@@ -59,6 +66,11 @@ async fn a_load_by_a_client_without_plan_updates_gets_the_plan_as_text() {
         let all = live.updates.json();
         let plans = markdown_plans(&all);
         let text = live.updates.agent_text();
+        assert_eq!(
+            content_deltas(&all) > 0,
+            with_deltas,
+            "deltas {with_deltas}: {all:?}"
+        );
         if as_plan {
             assert_eq!(plans.len(), 1, "{all:?}");
             assert_eq!(plans[0].1.trim_end(), PLAN);

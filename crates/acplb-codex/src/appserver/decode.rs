@@ -153,6 +153,7 @@ impl AppDecoder {
         out: &mut Vec<SessionUpdate>,
     ) {
         self.flush_pending_error(out);
+        self.plans_ended(out);
         self.compaction_ended(CompactionStatus::Cancelled, reason, out);
         for mut open in self.open.drain(..) {
             let mut content = open.shown();
@@ -307,6 +308,7 @@ impl AppDecoder {
     }
 
     fn turn_completed(&mut self, envelope: wire::TurnEnvelope, out: &mut Vec<SessionUpdate>) -> AppSignal {
+        self.plans_ended(out);
         let turn = envelope.turn;
         let end = match (turn.status.as_str(), turn.error) {
             ("completed", _) => TurnEnd::Completed,

@@ -116,6 +116,15 @@ impl TurnStream {
             Some(f) => f,
             None => &mut NoFileTexts,
         };
+        // Codex's error words reach the client as they are (a warning, the failure's message):
+        // without the session's secrets and anything shaped like a key.
+        let redacted;
+        let line = if line.contains("\"type\":\"error\"") || line.contains("\"type\":\"turn.failed\"") {
+            redacted = self.secrets.redact_json_line(line);
+            redacted.as_str()
+        } else {
+            line
+        };
         match self.decoder.line(line, texts, &mut self.out) {
             Ok(Some(Signal::ThreadStarted(id))) => self.thread = Some(id),
             Ok(Some(Signal::TurnCompleted(totals))) => self.end = Some(End::Completed(totals)),

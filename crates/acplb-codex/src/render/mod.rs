@@ -78,7 +78,7 @@ pub(crate) mod air {
     pub(crate) const ASYNC_TASKS: &str = "asyncTasks";
     /// A proposed plan's `plan_update`s after the first carry only the new text, in
     /// `_meta.jetbrains.air.contentDelta` (`appserver/decode/plan.rs`), app-server only.
-    pub(crate) const PLAN_CONTENT_DELTA: &str = "planContentDelta";
+    pub(crate) const PLAN_CONTENT_DELTA: &str = acplb_core::capabilities::AIR_PLAN_CONTENT_DELTA;
 }
 
 impl DecoderOptions {

@@ -172,16 +172,7 @@ pub(super) fn initialize(params: &Value) -> Value {
     // typed failures, which the peer publishes on v2 through session metadata acplb does not
     // keep: a failed turn stays a v2 error. Async tasks stay: v2 has none of its own, and
     // they come as `_async_task_*` (`updates.rs`).
-    let air = meta.get_mut(JETBRAINS).and_then(|j| j.get_mut(AIR));
-    if let Some(Value::Array(air)) = air.and_then(|a| a.get_mut("capabilities")) {
-        let not_on_v2 = [
-            "diffPatch",
-            "rawInputRendering",
-            "planContentDelta",
-            "sessionFailure",
-        ];
-        air.retain(|c| !c.as_str().is_some_and(|c| not_on_v2.contains(&c)));
-    }
+    not_on_v2(&mut meta);
     let mut client = Map::new();
     if let Some(elicitation) = caps.get("elicitation").filter(|e| e.is_object()) {
         client.insert("elicitation".into(), elicitation.clone());
@@ -205,6 +196,23 @@ pub(super) fn initialize(params: &Value) -> Value {
         v1["_meta"] = m.clone();
     }
     v1
+}
+
+/// The AIR capabilities acplb answers on v1 only (v2 has its own shapes, or acplb keeps no v2
+/// session metadata to carry them).
+const NOT_ON_V2: [&str; 4] = [
+    "diffPatch",
+    "rawInputRendering",
+    "planContentDelta",
+    "sessionFailure",
+];
+
+/// Takes the AIR capabilities of [`NOT_ON_V2`] out of the declaration or list in `meta`.
+fn not_on_v2(meta: &mut Map<String, Value>) {
+    let air = meta.get_mut(JETBRAINS).and_then(|j| j.get_mut(AIR));
+    if let Some(Value::Array(air)) = air.and_then(|a| a.get_mut("capabilities")) {
+        air.retain(|c| !c.as_str().is_some_and(|c| NOT_ON_V2.contains(&c)));
+    }
 }
 
 /// v1's `initialize` result as v2's: what the runtime offers, in v2's capability shapes.
@@ -270,8 +278,10 @@ pub(super) fn initialized(v1: &Value) -> Value {
         "capabilities": caps,
         "authMethods": methods,
     });
-    if let Some(meta) = v1.get("_meta").filter(|m| m.is_object()) {
-        out["_meta"] = meta.clone();
+    if let Some(Value::Object(meta)) = v1.get("_meta") {
+        let mut meta = meta.clone();
+        not_on_v2(&mut meta);
+        out["_meta"] = Value::Object(meta);
     }
     out
 }

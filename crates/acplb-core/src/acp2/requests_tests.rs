@@ -25,7 +25,8 @@ fn initialize_goes_in_as_v1_and_comes_out_as_v2() {
         "authMethods": [{"id": "api-key", "name": "Key"},
             {"type": "terminal", "id": "t", "name": "T", "args": ["login"]},
             {"type": "env_var", "id": "e", "name": "E", "vars": []}],
-        "agentInfo": {"name": "acplb", "version": "0.1.0"}, "_meta": {"steering": {"supported": true}}});
+        "agentInfo": {"name": "acplb", "version": "0.1.0"}, "_meta": {"steering": {"supported": true},
+            "jetbrains": {"air": {"version": 1, "capabilities": ["diffPatch", "sessionFailure", "asyncTasks"]}}}});
     let out = initialized(&answered);
     let typed: v2::InitializeResponse = serde_json::from_value(out.clone()).unwrap();
     assert_eq!(typed.auth_methods.len(), 2, "{out}");
@@ -34,6 +35,11 @@ fn initialize_goes_in_as_v1_and_comes_out_as_v2() {
         json!({"image": {}, "embeddedContext": {}})
     );
     assert_eq!(out["capabilities"]["session"]["delete"], json!({}));
+    assert_eq!(
+        out["_meta"]["jetbrains"]["air"]["capabilities"],
+        json!(["asyncTasks"]),
+        "what v2 does not answer is not listed"
+    );
     assert_eq!(
         out["authMethods"][0],
         json!({"type": "agent", "methodId": "api-key", "name": "Key"})

@@ -102,8 +102,10 @@ impl Incident {
             Severity::Error => ("error", kind.actions()),
         };
         let title = match title.char_indices().nth(MAX_TITLE_CHARS - 1) {
-            Some((cut, _)) => format!("{}…", &title[..cut]),
-            None => title.to_owned(),
+            Some((cut, _)) if title.chars().nth(MAX_TITLE_CHARS).is_some() => {
+                format!("{}…", &title[..cut])
+            }
+            _ => title.to_owned(),
         };
         let failure = json!({
             "id": self.id,

@@ -190,9 +190,11 @@ impl Store {
         if !crate::capabilities::compaction(&self.client) {
             updates = journal::without_compaction(updates, shows_notices);
         }
-        if !crate::capabilities::plan_updates(&self.client) {
-            updates = journal::without_plan_updates(updates);
-        }
+        updates = journal::plans_for(
+            updates,
+            crate::capabilities::plan_updates(&self.client),
+            crate::capabilities::plan_deltas(&self.client),
+        );
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
         for update in updates {
             send_counted(

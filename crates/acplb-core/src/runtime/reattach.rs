@@ -49,7 +49,10 @@ impl Store {
         let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
         let terminals = crate::capabilities::terminal_output(&self.client);
         let compaction = crate::capabilities::compaction(&self.client);
-        let plan_updates = crate::capabilities::plan_updates(&self.client);
+        let plans = (
+            crate::capabilities::plan_updates(&self.client),
+            crate::capabilities::plan_deltas(&self.client),
+        );
         let flow = self.options.output_flow.clone();
         let mailbox = handle.tx.clone();
         tokio::task::spawn_local(async move {
@@ -69,11 +72,7 @@ impl Store {
                 } else {
                     history.map(|updates| journal::without_compaction(updates, shows_notices))
                 };
-                let history = if plan_updates {
-                    history
-                } else {
-                    history.map(journal::without_plan_updates)
-                };
+                let history = history.map(|updates| journal::plans_for(updates, plans.0, plans.1));
                 let replayed = history.map(|updates| {
                     tracing::info!(session = %id, updates = updates.len(), "replaying the open session's history");
                     for update in updates {

@@ -81,6 +81,17 @@ impl AppDecoder {
         }
     }
 
+    /// The turn ended (or stopped) before its plans completed: the client gets all of what
+    /// streamed of each, so a plan stays as far as it came.
+    pub(super) fn plans_ended(&mut self, out: &mut Vec<SessionUpdate>) {
+        let deltas = self.opts.air_declares(air::PLAN_CONTENT_DELTA);
+        for mut plan in self.plans.drain(..) {
+            if plan.shown < plan.text.len() {
+                out.push(plan.update(deltas));
+            }
+        }
+    }
+
     /// The proposed plan `item_id` completed with `text` (empty: what streamed stands): the
     /// client gets whatever of it it does not have yet.
     pub(super) fn plan_completed(&mut self, item_id: &str, text: &str, out: &mut Vec<SessionUpdate>) {
@@ -236,6 +247,37 @@ mod tests {
             .collect();
         assert_eq!(text, "# Plan\n1. a\n2. b");
         assert_eq!(updates[3]["entries"].as_array().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn a_turn_that_ends_before_its_plan_completed_leaves_all_that_streamed() {
+        let mut d = decoder(true, &[]);
+        let mut out = Vec::new();
+        for delta in ["# Plan", "\n\n1. a", "\n2. b"] {
+            let params = json!({"threadId": "th", "turnId": "tu", "itemId": "p1", "delta": delta});
+            d.notification("item/plan/delta", &params, &mut out);
+        }
+        let ended = json!({"threadId": "th", "turn": {"id": "tu", "status": "interrupted"}});
+        d.notification("turn/completed", &ended, &mut out);
+        let plans: Vec<Value> = out
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .filter(|u| u["sessionUpdate"] == "plan_update")
+            .collect();
+        assert_eq!(markdown(plans.last().unwrap()).0, "# Plan\n\n1. a\n2. b");
+        let mut d = decoder(true, &[]);
+        let mut out = Vec::new();
+        let params = json!({"threadId": "th", "turnId": "tu", "itemId": "p1", "delta": "# P"});
+        d.notification("item/plan/delta", &params, &mut out);
+        let params = json!({"threadId": "th", "turnId": "tu", "itemId": "p1", "delta": "lan"});
+        d.notification("item/plan/delta", &params, &mut out);
+        d.close_open_tool_calls_because(
+            agent_client_protocol::v1::schema::ToolCallStatus::Failed,
+            Some("Codex exited"),
+            &mut out,
+        );
+        let last = serde_json::to_value(out.last().unwrap()).unwrap();
+        assert_eq!(markdown(&last).0, "# Plan", "a crash leaves it too");
     }
 
     #[test]

@@ -251,6 +251,8 @@ impl TurnRun<'_> {
         if method == methods::TOKEN_USAGE_UPDATED {
             self.usage = Some(params.clone());
         }
+        let redacted = redact_error(self.rpc, method, params);
+        let params = redacted.as_ref().unwrap_or(params);
         match self.decoder.notification(method, params, &mut self.out)? {
             AppSignal::TurnStarted { turn_id } => {
                 self.turn_id.get_or_insert(turn_id);
@@ -355,4 +357,23 @@ pub(super) async fn call<R: Request>(
         Err(RpcFailure::Gone(gone)) => json!({ "method": method, "gone": { "status": gone.status } }),
     });
     result
+}
+
+/// `params` of an `error` or a failed `turn/completed` with Codex's words cleared of the served
+/// sessions' secrets and of anything shaped like a key, as they reach the client (a warning, a
+/// failure's message or typed title); `None` for any other message.
+fn redact_error(rpc: &Rpc, method: &str, params: &Value) -> Option<Value> {
+    let error = match method {
+        methods::ERROR => "/error",
+        methods::TURN_COMPLETED => "/turn/error",
+        _ => return None,
+    };
+    let mut copy = params.clone();
+    let error = copy.pointer_mut(error)?.as_object_mut()?;
+    for field in ["message", "additionalDetails"] {
+        if let Some(Value::String(text)) = error.get_mut(field) {
+            *text = rpc.redact(text);
+        }
+    }
+    Some(copy)
 }

@@ -2,7 +2,9 @@
 //! whole, or (for an AIR client that declared `planContentDelta`) only its new text in
 //! `_meta.jetbrains.air.contentDelta`. What the history views need is the plan they add up to.
 
-use agent_client_protocol::v1::schema::{ContentBlock, ContentChunk, PlanUpdateContent, SessionUpdate};
+use agent_client_protocol::v1::schema::{
+    ContentBlock, ContentChunk, PlanUpdate, PlanUpdateContent, SessionUpdate,
+};
 
 /// The markdown plan being put together from a history's updates.
 #[derive(Debug, Default)]
@@ -14,10 +16,13 @@ pub(super) struct MarkdownPlan {
 /// What one update did to the plan.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Change<'a> {
-    /// A plan started, or one that does not go on from what was there: all of its text.
+    /// A plan started: all of its text.
     Started(&'a str),
     /// The same plan went on with this text.
     Grew(&'a str),
+    /// The same plan was given again, not going on from what was there (its completed text
+    /// differed from what streamed): all of its text.
+    Replaced(&'a str),
 }
 
 impl MarkdownPlan {
@@ -30,10 +35,7 @@ impl MarkdownPlan {
             return None;
         };
         let id = plan.plan_id.to_string();
-        let delta = update
-            .meta
-            .as_ref()
-            .and_then(|m| m.get("jetbrains")?.get("air")?.get("contentDelta")?.as_str());
+        let delta = content_delta(update);
         if !matches!(&self.current, Some((current, _)) if *current == id) {
             self.current = Some((id, String::new()));
         }
@@ -49,6 +51,7 @@ impl MarkdownPlan {
         };
         Some(match text.get(before..) {
             Some(rest) if grew => Change::Grew(rest),
+            _ if before > 0 => Change::Replaced(text),
             _ => Change::Started(text),
         })
     }
@@ -64,10 +67,22 @@ impl MarkdownPlan {
     }
 }
 
+/// A replay's `updates` for a client that takes plan updates or not (`plan_updates`), and AIR's
+/// content deltas or not (`deltas`): what the journal holds, made what such a client is sent
+/// live.
+pub fn plans_for(updates: Vec<SessionUpdate>, plan_updates: bool, deltas: bool) -> Vec<SessionUpdate> {
+    match (plan_updates, deltas) {
+        (false, _) => without_plan_updates(updates),
+        (true, false) => with_whole_plans(updates),
+        (true, true) => updates,
+    }
+}
+
 /// `updates` for a client that did not advertise `clientCapabilities.plan` (a journal written
-/// for one that did): a markdown plan becomes the message text such a client is shown live, and
-/// any other `plan_update` or `plan_removed` is left out.
-pub fn without_plan_updates(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
+/// for one that did): a markdown plan becomes the message text such a client is shown live
+/// (what streamed stands when the completed plan differs from it, as live), and any other
+/// `plan_update` or `plan_removed` is left out.
+fn without_plan_updates(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
     let mut plan = MarkdownPlan::default();
     updates
         .into_iter()
@@ -75,6 +90,7 @@ pub fn without_plan_updates(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
             let text = match plan.apply(&update) {
                 Some(Change::Started(text)) => format!("\n\n{text}"),
                 Some(Change::Grew(text)) => text.to_owned(),
+                Some(Change::Replaced(_)) => return None,
                 None if matches!(
                     update,
                     SessionUpdate::PlanUpdate(_) | SessionUpdate::PlanRemoved(_)
@@ -88,6 +104,39 @@ pub fn without_plan_updates(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
             Some(SessionUpdate::AgentMessageChunk(chunk))
         })
         .collect()
+}
+
+/// `updates` for a client that takes `plan_update` but did not declare AIR's
+/// `planContentDelta` (a journal written for one that did): every markdown plan update gives
+/// the plan whole.
+fn with_whole_plans(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
+    let mut plan = MarkdownPlan::default();
+    updates
+        .into_iter()
+        .map(|update| {
+            let id = match &update {
+                SessionUpdate::PlanUpdate(u) if content_delta(u).is_some() => match &u.plan {
+                    PlanUpdateContent::Markdown(m) => m.plan_id.clone(),
+                    _ => return update,
+                },
+                _ => {
+                    plan.apply(&update);
+                    return update;
+                }
+            };
+            plan.apply(&update);
+            // acplb's delta updates carry nothing else in `_meta`.
+            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::markdown(id, plan.text())))
+        })
+        .collect()
+}
+
+/// The new text an AIR delta update carries.
+fn content_delta(update: &PlanUpdate) -> Option<&str> {
+    update
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("jetbrains")?.get("air")?.get("contentDelta")?.as_str())
 }
 
 #[cfg(test)]
@@ -120,7 +169,7 @@ mod tests {
         assert_eq!(plan.text(), "# P\n1. a\n2. b");
         assert_eq!(
             plan.apply(&whole("p", "# Other")),
-            Some(Change::Started("# Other"))
+            Some(Change::Replaced("# Other"))
         );
         assert_eq!(plan.apply(&whole("q", "# Q")), Some(Change::Started("# Q")));
         plan.clear();
@@ -128,6 +177,25 @@ mod tests {
         let chunk = update(json!({"sessionUpdate": "agent_message_chunk",
             "content": {"type": "text", "text": "x"}}));
         assert_eq!(plan.apply(&chunk), None);
+    }
+
+    #[test]
+    fn a_client_without_content_deltas_gets_each_plan_update_whole_on_replay() {
+        let chunk = update(json!({"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": "Hi."}}));
+        let out = with_whole_plans(vec![
+            whole("p", "# P"),
+            delta("p", "\n1. a"),
+            chunk.clone(),
+            delta("p", "\n2. b"),
+        ]);
+        let expected = vec![
+            whole("p", "# P"),
+            whole("p", "# P\n1. a"),
+            chunk,
+            whole("p", "# P\n1. a\n2. b"),
+        ];
+        assert_eq!(out, expected);
     }
 
     #[test]
@@ -141,6 +209,8 @@ mod tests {
             whole("p", "# P"),
             whole("p", "# P\n1. a"),
             delta("p", "\n2. b"),
+            // The completed plan differed: what streamed stands, as live.
+            whole("p", "# Other"),
             items,
         ]);
         let out: Vec<serde_json::Value> = out.iter().map(|u| serde_json::to_value(u).unwrap()).collect();

@@ -21,7 +21,7 @@ pub use follow::{FOLLOW_POLL, Follower, follow};
 pub use history::{Facts, History, JournalError, first_text_line, parse, read, read_in};
 pub use lines::MAX_LINE;
 pub use loss::{JournalNews, Listener};
-pub use markdown_plan::without_plan_updates;
+pub use markdown_plan::plans_for;
 pub use record::{FORMAT, Record, now};
 pub use render::{Renderer, render};
 pub(crate) use replay::warning;
