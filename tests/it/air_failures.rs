@@ -18,6 +18,15 @@ pub(crate) fn failure_of(value: &Value) -> Option<Value> {
     (!f.is_null()).then(|| f.clone())
 }
 
+/// The typed failures (retry warnings) the session's updates told of.
+pub(crate) fn warnings(updates: &crate::harness::Updates) -> Vec<Value> {
+    updates
+        .of_kind("session_info_update")
+        .iter()
+        .filter_map(failure_of)
+        .collect()
+}
+
 /// The prompts `texts` in one session of a client that declared `capabilities`: each answer
 /// (as JSON) or error, and the `initialize` answer.
 pub(crate) async fn failing(
@@ -113,12 +122,7 @@ async fn retries_are_warnings_of_the_incident_the_failure_ends() {
     let failure = failure_of(&answer).unwrap_or_else(|| panic!("no failure: {answer}"));
     assert_eq!(failure["severity"], "error");
     assert_eq!(failure["category"], "service", "{failure}");
-    let warnings: Vec<Value> = live
-        .updates
-        .of_kind("session_info_update")
-        .iter()
-        .filter_map(failure_of)
-        .collect();
+    let warnings = warnings(&live.updates);
     if transport() == "app-server" {
         assert_eq!(warnings.len(), 2, "one per retry: {warnings:?}");
         for (n, w) in warnings.iter().enumerate() {

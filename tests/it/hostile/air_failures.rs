@@ -5,11 +5,11 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{InitializeRequest, NewSessionRequest, PromptRequest};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::stand_in::{fake_codex, spawn_app_server};
 use crate::air::air;
-use crate::air_failures::{failing, failure_of};
+use crate::air_failures::{failing, failure_of, warnings};
 use crate::harness::Updates;
 use crate::live::Live;
 
@@ -124,12 +124,7 @@ async fn a_failure_that_quotes_a_key_is_told_without_it() {
         !everything.contains("abcdefghijklmnopqrstuvwxyz0123456789"),
         "{everything}"
     );
-    let warnings: Vec<Value> = live
-        .updates
-        .of_kind("session_info_update")
-        .iter()
-        .filter_map(failure_of)
-        .collect();
+    let warnings = warnings(&live.updates);
     if crate::harness::transport() == "app-server" {
         assert!(!warnings.is_empty(), "retried: {everything}");
         assert!(
