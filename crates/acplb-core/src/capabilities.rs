@@ -59,6 +59,17 @@ pub fn air_meta(key: &str, value: Value) -> serde_json::Map<String, Value> {
     meta
 }
 
+/// The value of AIR key `key` in `meta` (`{"jetbrains": {"air": {key: value}}}`), as
+/// [`air_meta`] writes it.
+pub fn air_value<'a>(meta: Option<&'a serde_json::Map<String, Value>>, key: &str) -> Option<&'a Value> {
+    meta?.get(JETBRAINS)?.get(AIR)?.get(key)
+}
+
+/// Whether the client is AIR and declared the AIR capability `name`.
+pub fn air_declares(client: &ClientCapabilities, name: &str) -> bool {
+    air(client).is_some_and(|a| a.declares(name))
+}
+
 /// The slash commands as a client gets them: one that is not AIR gets none of the
 /// `_meta.jetbrains` a provider gave its commands (AIR's `commandAction`, `skillPath`; ADR
 /// 0049), and no `_meta` where that was all of it.
@@ -104,6 +115,9 @@ pub fn compaction(client: &ClientCapabilities) -> bool {
 /// The AIR capability of plan updates that carry only the new text (ADR 0053).
 pub const AIR_PLAN_CONTENT_DELTA: &str = "planContentDelta";
 
+/// The AIR `_meta` key of the new text such an update carries.
+pub const AIR_CONTENT_DELTA: &str = "contentDelta";
+
 /// Whether the client takes `plan_update` (and `plan_removed`): it advertised
 /// `clientCapabilities.plan` as an object (ACP's unstable plan operations; every v2 client
 /// does, see `acp2/requests.rs`). Only such a client may get a plan as markdown (ADR 0053).
@@ -114,7 +128,7 @@ pub fn plan_updates(client: &ClientCapabilities) -> bool {
 /// Whether the client takes a plan update that carries only the new text: it takes plan
 /// updates and declared AIR's `planContentDelta`.
 pub fn plan_deltas(client: &ClientCapabilities) -> bool {
-    plan_updates(client) && air(client).is_some_and(|a| a.declares(AIR_PLAN_CONTENT_DELTA))
+    plan_updates(client) && air_declares(client, AIR_PLAN_CONTENT_DELTA)
 }
 
 #[cfg(test)]

@@ -47,9 +47,13 @@ impl Store {
         cwd: &std::path::Path,
         directories: Vec<std::path::PathBuf>,
     ) -> Option<Vec<std::path::PathBuf>> {
-        crate::capabilities::air(&self.client)
-            .filter(|air| air.declares(crate::session::file_report::CAPABILITY))
-            .map(|_| std::iter::once(cwd.to_path_buf()).chain(directories).collect())
+        crate::capabilities::air_declares(&self.client, crate::session::file_report::CAPABILITY)
+            .then(|| std::iter::once(cwd.to_path_buf()).chain(directories).collect())
+    }
+
+    /// Whether the client declared AIR's typed session failures (ADR 0054).
+    fn typed_failures(&self) -> bool {
+        crate::capabilities::air_declares(&self.client, crate::provider::AIR_SESSION_FAILURE)
     }
 
     /// The provider side of a session is open: start its actor, replay its history (a load),
@@ -124,8 +128,7 @@ impl Store {
                         agent_client_protocol::v1::schema::ElicitationCapabilities::supports_form,
                     ),
                     report_roots: self.report_roots(&pending.cwd, parts.directories),
-                    typed_failures: crate::capabilities::air(&self.client)
-                        .is_some_and(|air| air.declares(crate::provider::AIR_SESSION_FAILURE)),
+                    typed_failures: self.typed_failures(),
                 },
             )
             .with_output_flow(self.options.output_flow.clone());

@@ -11,16 +11,13 @@
 //! Any other client gets the plan as message text as it streams, and the completed item adds
 //! the plan's steps as ACP plan entries (`items.rs`).
 
-use acplb_core::capabilities::air_meta;
+use acplb_core::capabilities::{AIR_CONTENT_DELTA, air_meta};
 use agent_client_protocol::v1::schema::{PlanUpdate, PlanUpdateContent, SessionUpdate};
 use serde_json::Value;
 
 use super::AppDecoder;
 use crate::appserver::text::Kind;
 use crate::render::air;
-
-/// The AIR `_meta` key of the new text of a plan update.
-const CONTENT_DELTA: &str = "contentDelta";
 
 /// One proposed plan streaming as `plan_update`s.
 #[derive(Debug)]
@@ -40,7 +37,7 @@ impl Proposed {
         let rest = self.text.get(self.shown..).filter(|_| deltas && self.shown > 0);
         let update = match rest {
             Some(rest) => {
-                let meta = air_meta(CONTENT_DELTA, Value::String(rest.to_owned()));
+                let meta = air_meta(AIR_CONTENT_DELTA, Value::String(rest.to_owned()));
                 PlanUpdate::new(PlanUpdateContent::markdown(self.id.clone(), "")).meta(meta)
             }
             None => PlanUpdate::new(PlanUpdateContent::markdown(self.id.clone(), self.text.clone())),

@@ -368,6 +368,7 @@ fn redact_error(rpc: &Rpc, method: &str, params: &Value) -> Option<Value> {
         methods::TURN_COMPLETED => "/turn/error",
         _ => return None,
     };
+    params.pointer(error)?.as_object()?;
     let mut copy = params.clone();
     let error = copy.pointer_mut(error)?.as_object_mut()?;
     for field in ["message", "additionalDetails"] {

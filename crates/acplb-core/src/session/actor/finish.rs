@@ -106,14 +106,15 @@ impl SessionActor {
         // Before any of the turn's prompts is answered.
         self.send_reports(&reports, ending);
         // A steered prompt became part of this turn: it ends as the turn does.
-        let typed = result.as_ref().err().and_then(|e| self.typed_failure(e));
+        // A turn stopped at the time limit ends with the limit's error, typed failures or not.
+        let typed = match &result {
+            Err(e) if !timed_out => self.typed_failure(e),
+            _ => None,
+        };
         for other in steered {
-            let timeout = self.turn_timeout.filter(|_| timed_out);
             match &typed {
-                Some(failure) if !timed_out => {
-                    reply(other.respond(failure::answer(failure.clone(), None)));
-                }
-                _ => steer::answer(other, &result, timeout),
+                Some(failure) => reply(other.respond(failure::answer(failure.clone(), None))),
+                None => steer::answer(other, &result, self.turn_timeout.filter(|_| timed_out)),
             }
         }
         let finished_anyway = matches!(&result, Ok(o) if o.stop_reason != StopReason::Cancelled);

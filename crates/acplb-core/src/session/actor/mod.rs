@@ -8,6 +8,7 @@ mod file_report;
 mod finish;
 mod inbox;
 mod msg;
+mod parts;
 mod queued;
 mod start;
 mod steer;
@@ -45,6 +46,8 @@ use crate::sessions::registry::{Status, Tracked};
 use crate::transport::OutputFlow;
 pub(crate) use inbox::Inbox;
 pub(crate) use msg::{Attached, SessionMsg};
+pub(crate) use parts::SessionParts;
+use parts::Takes;
 use summary::Summary;
 
 type TurnFuture = Pin<Box<dyn Future<Output = (Box<dyn ProviderSession>, TurnEnd)>>>;
@@ -129,78 +132,7 @@ pub(crate) struct SessionActor {
     file_report: Option<file_report::Reports>,
 }
 
-/// What of the actor's own answers the client declared it takes.
-#[derive(Debug, Clone, Copy)]
-struct Takes {
-    /// Form elicitation (questions go to it as forms).
-    forms: bool,
-    /// AIR's typed session failures (`failure.rs`).
-    typed_failures: bool,
-}
-
-/// What a session is made of, besides its id and connection.
-pub(crate) struct SessionParts {
-    pub(crate) cwd: std::path::PathBuf,
-    pub(crate) provider: Box<dyn ProviderSession>,
-    pub(crate) catalog: Rc<OptionCatalog>,
-    pub(crate) pipeline: Rc<Pipeline>,
-    pub(crate) settings: SessionSettings,
-    pub(crate) mode: Mode,
-    /// Turns the session already had (a loaded session goes on counting).
-    pub(crate) turns: u64,
-    pub(crate) journal: Option<Rc<Journal>>,
-    pub(crate) registry: Option<Tracked>,
-    pub(crate) state_dir: Option<std::path::PathBuf>,
-    pub(crate) turn_timeout: Option<Duration>,
-    pub(crate) inbox: Option<Inbox>,
-    /// Whether the client declared form elicitation (questions go to it as forms).
-    pub(crate) forms: bool,
-    /// The folders the session may change (its cwd and additional directories), when the
-    /// client declared AIR's `agentFileChangeReport`.
-    pub(crate) report_roots: Option<Vec<std::path::PathBuf>>,
-    /// Whether the client declared AIR's `sessionFailure`: a failed turn is then answered with
-    /// its failure in `_meta` (ADR 0054).
-    pub(crate) typed_failures: bool,
-}
-
 impl SessionActor {
-    pub(crate) fn new(id: SessionId, cx: ConnectionTo<Client>, parts: SessionParts) -> Self {
-        if let Some(journal) = &parts.journal {
-            let shows_notices = parts.inbox.as_ref().is_some_and(|i| i.shows_notices);
-            journal.listen(unrecorded::listener(cx.clone(), id.clone(), shows_notices));
-        }
-        Self {
-            id,
-            cwd: parts.cwd,
-            cx,
-            provider: Some(parts.provider),
-            mode: parts.mode,
-            settings: parts.settings,
-            catalog: parts.catalog,
-            pipeline: parts.pipeline,
-            flow: OutputFlow::default(),
-            queue: VecDeque::new(),
-            running: None,
-            shutting_down: false,
-            hushed: false,
-            turn_timeout: parts.turn_timeout,
-            journal: parts.journal,
-            registry: parts.registry,
-            turns: parts.turns,
-            state_dir: parts.state_dir,
-            summary_by: None,
-            inbox: parts.inbox,
-            hold: Rc::default(),
-            takes: Takes {
-                forms: parts.forms,
-                typed_failures: parts.typed_failures,
-            },
-            titled: None,
-            thread: None,
-            file_report: parts.report_roots.map(file_report::Reports::new),
-        }
-    }
-
     /// Providers of this session wait on `flow` when the client falls behind.
     pub(crate) fn with_output_flow(mut self, flow: OutputFlow) -> Self {
         self.flow = flow;

@@ -2,6 +2,7 @@
 //! whole, or (for an AIR client that declared `planContentDelta`) only its new text in
 //! `_meta.jetbrains.air.contentDelta`. What the history views need is the plan they add up to.
 
+use crate::capabilities::{AIR_CONTENT_DELTA, air_value};
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, PlanUpdate, PlanUpdateContent, SessionUpdate,
 };
@@ -114,29 +115,22 @@ fn with_whole_plans(updates: Vec<SessionUpdate>) -> Vec<SessionUpdate> {
     updates
         .into_iter()
         .map(|update| {
-            let id = match &update {
-                SessionUpdate::PlanUpdate(u) if content_delta(u).is_some() => match &u.plan {
-                    PlanUpdateContent::Markdown(m) => m.plan_id.clone(),
-                    _ => return update,
-                },
-                _ => {
-                    plan.apply(&update);
-                    return update;
-                }
-            };
-            plan.apply(&update);
-            // acplb's delta updates carry nothing else in `_meta`.
-            SessionUpdate::PlanUpdate(PlanUpdate::new(PlanUpdateContent::markdown(id, plan.text())))
+            let markdown = plan.apply(&update).is_some();
+            let delta = matches!(&update, SessionUpdate::PlanUpdate(u) if content_delta(u).is_some());
+            match &plan.current {
+                // acplb's delta updates carry nothing else in `_meta`.
+                Some((id, text)) if markdown && delta => SessionUpdate::PlanUpdate(PlanUpdate::new(
+                    PlanUpdateContent::markdown(id.clone(), text.clone()),
+                )),
+                _ => update,
+            }
         })
         .collect()
 }
 
 /// The new text an AIR delta update carries.
 fn content_delta(update: &PlanUpdate) -> Option<&str> {
-    update
-        .meta
-        .as_ref()
-        .and_then(|m| m.get("jetbrains")?.get("air")?.get("contentDelta")?.as_str())
+    air_value(update.meta.as_ref(), AIR_CONTENT_DELTA)?.as_str()
 }
 
 #[cfg(test)]
