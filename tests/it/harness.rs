@@ -406,12 +406,15 @@ impl Acplb {
         Client
             .v1()
             .name("acplb-e2e")
-            // First: AIR's own updates (`async_task_*`) are no `SessionUpdate` the typed
-            // handler could read. Kept with the vendor notes, with how many updates came first.
+            // First: AIR's own updates (`async_task_*`, `subagent_spawned`,
+            // `subagent_state_update`) are no `SessionUpdate` the typed handler could read.
+            // Kept with the vendor notes, with how many updates came first.
             .on_receive_notification(
                 async move |n: agent_client_protocol::UntypedMessage, cx| {
                     let kind = n.params()["update"]["sessionUpdate"].as_str().unwrap_or_default();
-                    if n.method() != "session/update" || !kind.starts_with("async_task_") {
+                    let airs = kind.starts_with("async_task_")
+                        || matches!(kind, "subagent_spawned" | "subagent_state_update");
+                    if n.method() != "session/update" || !airs {
                         return Ok(agent_client_protocol::Handled::No {
                             message: (n, cx),
                             retry: false,

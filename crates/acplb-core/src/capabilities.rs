@@ -131,6 +131,37 @@ pub fn plan_deltas(client: &ClientCapabilities) -> bool {
     plan_updates(client) && air_declares(client, AIR_PLAN_CONTENT_DELTA)
 }
 
+/// The AIR capability of subagents as sessions of their own, announced in AIR's shapes
+/// (ADR 0055).
+pub const AIR_NATIVE_SUBAGENT_SESSIONS: &str = "nativeSubagentSessions";
+
+/// How a client takes a subagent as an ACP session of its own (ADR 0055).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubagentSessions {
+    /// ACP's unstable subagents: `subagent_update`, a child known by
+    /// `<parent>:subagent:<thread>`.
+    Acp,
+    /// `JetBrains` AIR's: `subagent_spawned` and `subagent_state_update`, a child known by its
+    /// thread's id, and the parent's turn answered once its children finished.
+    Air,
+}
+
+/// Whether and how the client takes subagent sessions, as the TS peer decides it: AIR's shapes
+/// when it declared `nativeSubagentSessions`, or is AIR and advertised ACP's subagents; ACP's
+/// when it advertised `clientCapabilities.subagents` as an object (`{}`; the SDK reads any
+/// other value, `true`, as absent); else none (its subagents stay tool calls).
+pub fn subagent_sessions(client: &ClientCapabilities) -> Option<SubagentSessions> {
+    if air_declares(client, AIR_NATIVE_SUBAGENT_SESSIONS)
+        || air(client).is_some() && client.subagents.is_some()
+    {
+        Some(SubagentSessions::Air)
+    } else if client.subagents.is_some() {
+        Some(SubagentSessions::Acp)
+    } else {
+        None
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

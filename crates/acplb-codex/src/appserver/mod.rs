@@ -78,6 +78,7 @@ pub(crate) fn capabilities(mut catalog: OptionCatalog) -> ProviderCapabilities {
             air::RAW_INPUT_RENDERING,
             air::ASYNC_TASKS,
             air::PLAN_CONTENT_DELTA,
+            acplb_core::capabilities::AIR_NATIVE_SUBAGENT_SESSIONS,
             crate::caller::AIR_INSTRUCTIONS,
         ],
     }

@@ -199,12 +199,13 @@ pub(super) fn initialize(params: &Value) -> Value {
 }
 
 /// The AIR capabilities acplb answers on v1 only (v2 has its own shapes, or acplb keeps no v2
-/// session metadata to carry them).
-const NOT_ON_V2: [&str; 4] = [
+/// session metadata to carry them, or, for subagent sessions, does not translate them to v2's).
+const NOT_ON_V2: [&str; 5] = [
     "diffPatch",
     "rawInputRendering",
     "planContentDelta",
     "sessionFailure",
+    crate::capabilities::AIR_NATIVE_SUBAGENT_SESSIONS,
 ];
 
 /// Takes the AIR capabilities of [`NOT_ON_V2`] out of the declaration or list in `meta`.

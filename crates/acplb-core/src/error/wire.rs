@@ -179,13 +179,24 @@ pub(crate) fn method_not_found(method: &str) -> Error {
 
 /// A request that names no known session.
 pub(crate) fn unknown_session(id: &str) -> Error {
-    let message = format!("unknown session `{id}`");
+    let message = subagents_session(id).unwrap_or_else(|| format!("unknown session `{id}`"));
     build(
         Error::invalid_params(),
         Reason::UnknownSession,
         &message,
         json!({ "sessionId": id }),
     )
+}
+
+/// Why a request naming a subagent's session (ADR 0055) finds none: such a session is shown,
+/// never driven or kept on its own (its parent's agent directs it, its parent's journal keeps
+/// it). `None` for any other id.
+pub(crate) fn subagents_session(id: &str) -> Option<String> {
+    id.contains(crate::provider::route::CHILD).then(|| {
+        format!(
+            "session `{id}` is a subagent's session: the agent of the session that started it directs it, so it takes no prompt, cancel or setting from the editor, and loading its parent shows it again"
+        )
+    })
 }
 
 /// A request naming a session that does not exist, where ACP asks for `-32002` (resource not

@@ -22,6 +22,7 @@ use crate::session::options::OptionCatalog;
 
 mod failure;
 pub mod followers;
+pub mod route;
 mod sink;
 mod vendor;
 
@@ -133,6 +134,10 @@ pub struct SessionSetup {
     /// operations): a plan may then come as `plan_update` with markdown, which it shows as a
     /// plan instead of text (ADR 0053).
     pub client_plan_updates: bool,
+    /// Whether and how the client takes subagent sessions (ACP's unstable subagents, or AIR's
+    /// `nativeSubagentSessions`): a provider may then show a child agent as a session of its
+    /// own, announced with `subagent_update` and its updates marked for it (`route`, ADR 0055).
+    pub client_subagents: Option<crate::capabilities::SubagentSessions>,
     /// What a `JetBrains` AIR client declared (`clientCapabilities._meta.jetbrains.air`, ADR
     /// 0049), `None` for any other client: a provider adds AIR's metadata only for the
     /// capabilities declared here.

@@ -17,6 +17,9 @@ pub struct PermissionAsk {
     pub options: Vec<PermissionOption>,
     /// The request's `_meta` (`JetBrains` AIR's `permission` for an AIR client, ADR 0049).
     pub meta: Option<agent_client_protocol::v1::schema::Meta>,
+    /// The session that asks, when it is not the sink's own: a subagent session of it (ADR
+    /// 0055).
+    pub session: Option<String>,
 }
 
 /// The editor's answer to a [`PermissionAsk`].

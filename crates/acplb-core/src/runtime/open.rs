@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use agent_client_protocol::Client;
 use agent_client_protocol::v1::schema::{
-    LoadSessionResponse, McpServer, ResumeSessionResponse, SessionConfigOption, SessionId, SessionModeState,
+    ClientCapabilities, LoadSessionResponse, McpServer, ResumeSessionResponse, SessionConfigOption,
+    SessionId, SessionModeState,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 
@@ -161,11 +162,7 @@ impl Store {
             developer_instructions: Vec::new(),
             identity: None,
         };
-        let shows_notices = self.client.session.as_ref().is_some_and(|s| s.notices.is_some());
-        let terminal_output = crate::capabilities::terminal_output(&self.client);
-        let compaction = crate::capabilities::compaction(&self.client);
-        let plan_updates = crate::capabilities::plan_updates(&self.client);
-        let air = crate::capabilities::air(&self.client);
+        let takes = ClientTakes::of(&self.client);
         let earlier = !matches!(reply, Reply::New { .. });
         let (fork_of, meta) = match &reply {
             Reply::New { fork_of, meta, .. } => (fork_of.clone(), meta.clone()),
@@ -190,11 +187,12 @@ impl Store {
                     env: start.env,
                     developer_instructions: start.developer_instructions,
                     additional_directories: asked.directories,
-                    client_shows_notices: shows_notices,
-                    client_terminal_output: terminal_output,
-                    client_compaction: compaction,
-                    client_plan_updates: plan_updates,
-                    client_air: air,
+                    client_shows_notices: takes.notices,
+                    client_terminal_output: takes.terminal_output,
+                    client_compaction: takes.compaction,
+                    client_plan_updates: takes.plan_updates,
+                    client_subagents: takes.subagents,
+                    client_air: takes.air,
                     resume: None,
                     fork: None,
                     meta,
@@ -254,5 +252,32 @@ impl Store {
             }
         });
         self.opening.insert(opening_id, opening);
+    }
+}
+
+/// What the client declared it takes, as a session's setup hands it to the provider.
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is one capability the client declared, as `SessionSetup` carries it"
+)]
+struct ClientTakes {
+    notices: bool,
+    terminal_output: bool,
+    compaction: bool,
+    plan_updates: bool,
+    subagents: Option<crate::capabilities::SubagentSessions>,
+    air: Option<crate::capabilities::Air>,
+}
+
+impl ClientTakes {
+    fn of(client: &ClientCapabilities) -> Self {
+        Self {
+            notices: client.session.as_ref().is_some_and(|s| s.notices.is_some()),
+            terminal_output: crate::capabilities::terminal_output(client),
+            compaction: crate::capabilities::compaction(client),
+            plan_updates: crate::capabilities::plan_updates(client),
+            subagents: crate::capabilities::subagent_sessions(client),
+            air: crate::capabilities::air(client),
+        }
     }
 }

@@ -20,6 +20,7 @@ use crate::provider::ProviderSession;
 use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 use crate::session::sink::send_counted;
+use crate::session::subagent_wire::{Wire, wire};
 use crate::session::{Inbox, SessionActor, SessionMsg, SessionParts};
 use crate::sessions::journal;
 use crate::sessions::registry::{Entry, Status, Tracked};
@@ -52,6 +53,11 @@ impl Store {
     }
 
     /// Whether the client declared AIR's typed session failures (ADR 0054).
+    fn air_subagents(&self) -> bool {
+        crate::capabilities::subagent_sessions(&self.client)
+            == Some(crate::capabilities::SubagentSessions::Air)
+    }
+
     fn typed_failures(&self) -> bool {
         crate::capabilities::air_declares(&self.client, crate::provider::AIR_SESSION_FAILURE)
     }
@@ -129,6 +135,7 @@ impl Store {
                     ),
                     report_roots: self.report_roots(&pending.cwd, parts.directories),
                     typed_failures: self.typed_failures(),
+                    air_subagents: self.air_subagents(),
                 },
             )
             .with_output_flow(self.options.output_flow.clone());
@@ -198,13 +205,18 @@ impl Store {
             crate::capabilities::plan_updates(&self.client),
             crate::capabilities::plan_deltas(&self.client),
         );
+        let sessions = crate::capabilities::subagent_sessions(&self.client);
+        if sessions.is_none() {
+            updates.retain(|u| !crate::provider::route::is_subagents(u));
+        }
         tracing::info!(session = %id, updates = updates.len(), "replaying the session's history");
+        let air = sessions == Some(crate::capabilities::SubagentSessions::Air);
         for update in updates {
-            send_counted(
-                cx,
-                &self.options.output_flow,
-                SessionNotification::new(id.clone(), update),
-            );
+            match wire(id, update, air) {
+                Wire::Typed(notification) => send_counted(cx, &self.options.output_flow, *notification),
+                Wire::Untyped(message) => send_counted(cx, &self.options.output_flow, message),
+                Wire::Nothing => {}
+            }
         }
     }
 }

@@ -8,6 +8,7 @@ pub mod options;
 pub mod prompt;
 mod recommended;
 pub(crate) mod sink;
+pub(crate) mod subagent_wire;
 
 pub(crate) use actor::{Inbox, SessionActor, SessionMsg, SessionParts};
 pub use sink::AcpSink;

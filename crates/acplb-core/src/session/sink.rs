@@ -14,6 +14,7 @@ use std::rc::Rc;
 
 use super::file_report::FileChanges;
 use super::hold::{Held, Hold};
+use super::subagent_wire::{Wire, wire};
 use crate::plugin::Pipeline;
 use crate::provider::followers;
 use crate::provider::{BesideForm, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
@@ -36,6 +37,8 @@ pub struct AcpSink {
     forms: bool,
     /// The files the turn's edits change, when the client may ask for a report of them.
     file_changes: Option<Rc<RefCell<FileChanges>>>,
+    /// Whether the client takes subagent sessions in AIR's shapes (`subagent_wire.rs`).
+    air_subagents: bool,
 }
 
 impl AcpSink {
@@ -56,7 +59,15 @@ impl AcpSink {
             hold: None,
             forms: false,
             file_changes: None,
+            air_subagents: false,
         }
+    }
+
+    /// Sends subagent sessions in AIR's shapes (the client takes them so, ADR 0055).
+    #[must_use]
+    pub(crate) fn with_air_subagents(mut self, air: bool) -> Self {
+        self.air_subagents = air;
+        self
     }
 
     /// Puts forms to the client (it declared form elicitation).
@@ -102,6 +113,7 @@ impl SessionSink for AcpSink {
         let Some(update) = self.pipeline.on_update(&self.session_id, update) else {
             return;
         };
+        // Journaled with its mark, so a replay sends it to its subagent session again.
         if let Some(journal) = &self.journal {
             journal.update(&update);
         }
@@ -113,8 +125,11 @@ impl SessionSink for AcpSink {
         {
             registry.title(title.clone());
         }
-        let notification = SessionNotification::new(self.session_id.clone(), update);
-        self.send_update(notification);
+        match wire(&self.session_id, update, self.air_subagents) {
+            Wire::Typed(notification) => self.send_update(*notification),
+            Wire::Untyped(message) => self.send_follower(message),
+            Wire::Nothing => {}
+        }
         for follower in followers {
             let params = serde_json::json!({ "sessionId": &self.session_id, "update": follower });
             match UntypedMessage::new("session/update", params) {
@@ -143,8 +158,10 @@ impl SessionSink for AcpSink {
     }
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        let request =
-            RequestPermissionRequest::new(self.session_id.clone(), ask.tool_call, ask.options).meta(ask.meta);
+        let session = ask
+            .session
+            .map_or_else(|| self.session_id.clone(), SessionId::new);
+        let request = RequestPermissionRequest::new(session, ask.tool_call, ask.options).meta(ask.meta);
         // Behind the same gate as updates: a flood of asks waits for the client too.
         self.flow.sent(json_size(&request));
         let sent = self.cx.send_request(request);

@@ -39,8 +39,15 @@ pub fn state_dir_from_env() -> Option<PathBuf> {
 /// Why a string cannot be a session id: ids name directories, so only what acplb itself hands
 /// out (letters, digits, `-`, `_`, at most 128) is accepted, never a path.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
-#[error("`{0}` is not a session id acplb hands out (letters, digits, `-` and `_`, at most 128)")]
+#[error("{}", describe(.0))]
 pub struct BadSessionId(pub String);
+
+/// Why `id` is no session id, in words: a subagent's session id is told as such (ADR 0055).
+fn describe(id: &str) -> String {
+    crate::error::wire::subagents_session(id).unwrap_or_else(|| {
+        format!("`{id}` is not a session id acplb hands out (letters, digits, `-` and `_`, at most 128)")
+    })
+}
 
 /// Checks that `id` can name a session directory.
 pub fn check_session_id(id: &str) -> Result<(), BadSessionId> {

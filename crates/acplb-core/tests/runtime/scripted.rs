@@ -301,6 +301,7 @@ fn ask(prompt: &str) -> PermissionAsk {
             PermissionOption::new("reject", "Reject", PermissionOptionKind::RejectOnce),
         ],
         meta: None,
+        session: None,
     }
 }
 

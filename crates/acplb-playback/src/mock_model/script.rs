@@ -303,6 +303,8 @@ mod tests {
             "subagent_slow",
             "subagent_escalate",
             "subagent_many",
+            "subagent_nowait",
+            "subagent_child_nap",
         ] {
             assert!(
                 script.scenario(name).is_some(),

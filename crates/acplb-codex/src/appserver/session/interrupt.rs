@@ -32,6 +32,11 @@ impl TurnRun<'_> {
         drop(asks);
         self.stopping = true;
         self.next_turn_by = None;
+        // A turn that ended and waits for its subagents has nothing left to interrupt.
+        if self.held_end.take().is_some() {
+            self.turn_id = None;
+            self.children_by = None;
+        }
         for (id, cancelled) in std::mem::take(&mut self.waiting) {
             self.respond(&id, cancelled);
         }
@@ -66,6 +71,8 @@ impl TurnRun<'_> {
         if killed > 0 {
             tracing::debug!(killed, "stopped the cancelled turn's commands");
         }
+        // Children still working were cancelled with their parent.
+        self.subagents.turn_ended(true, &mut self.out);
         self.close_open("Cancelled before it finished.", sink);
         self.pause_goal().await;
         self.flush(sink);

@@ -37,6 +37,7 @@ use crate::transcript::Transcript;
 
 mod background;
 mod beside;
+mod children;
 mod finish;
 mod forms;
 mod goal;
@@ -299,7 +300,8 @@ impl AppSession {
         let subagents = Subagents::new(
             self.thread.as_ref().map_or("", |t| t.id.as_str()),
             self.decoder_options(),
-        );
+        )
+        .with_sessions(self.setup.session_id.clone(), self.setup.client_subagents);
         let collaboration = self.collaboration(slash.as_ref(), turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
@@ -339,6 +341,8 @@ impl AppSession {
             background: self.background.clone(),
             goal: self.goal.clone(),
             next_turn_by: None,
+            held_end: None,
+            children_by: None,
             stopping: false,
         };
         let inbox = &mut thread.inbox;

@@ -50,6 +50,10 @@ pub(super) struct TurnRun<'a> {
     pub(super) next_turn_by: Option<tokio::time::Instant>,
     /// The turn is being interrupted: no next turn is awaited.
     pub(super) stopping: bool,
+    /// How the turn ended, while its answer waits for its subagents (`children.rs`).
+    pub(super) held_end: Option<TurnEnd>,
+    /// When that wait gives up.
+    pub(super) children_by: Option<tokio::time::Instant>,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -132,6 +136,10 @@ impl TurnRun<'_> {
                     self.flush(sink);
                     return Ended::Turn(TurnEnd::Completed);
                 }
+                // Cancel-safe, as above.
+                () = super::goal::until(self.children_by), if self.children_by.is_some() => {
+                    return self.children_outlasted(sink);
+                }
                 // Cancel-safe: a steered prompt not taken stays in the channel.
                 input = steer.next() => {
                     self.steered(&input.text).await;
@@ -199,6 +207,7 @@ impl TurnRun<'_> {
                 meta: air
                     .then(|| super::super::approval::air_permission(method, &params))
                     .flatten(),
+                session: self.subagents.session_of(&params),
             };
             self.waiting.push((id.clone(), ask.cancelled()));
             asks.push(Box::pin(async move {
@@ -230,7 +239,7 @@ impl TurnRun<'_> {
     /// Returns how the turn ended once it has.
     pub(super) fn on_notification(&mut self, method: &str, params: &Value) -> Option<TurnEnd> {
         if self.subagents.take(method, params, &mut self.out) {
-            return None;
+            return self.children_done();
         }
         // Output or end of a command an earlier turn left running: that turn's call shows it.
         if self.background.borrow_mut().take(method, params, &mut self.out) {
@@ -265,6 +274,9 @@ impl TurnRun<'_> {
                 }
                 // Its goal still active, Codex goes on with a turn of its own: the prompt's.
                 if end == TurnEnd::Completed && !self.stopping && self.goes_on() {
+                    return None;
+                }
+                if self.waits_for_children(&end) {
                     return None;
                 }
                 self.subagents
@@ -328,8 +340,7 @@ impl TurnRun<'_> {
     pub(super) fn close_open(&mut self, why: &str, sink: &dyn SessionSink) {
         self.decoder
             .close_open_tool_calls_because(ToolCallStatus::Failed, Some(why), &mut self.out);
-        self.subagents
-            .close_open(ToolCallStatus::Failed, why, &mut self.out);
+        self.subagents.close_open(why, &mut self.out);
         self.flush(sink);
     }
 

@@ -4,12 +4,15 @@
 //! task, whose content lists what the child said and did (one line each, `lines.rs`), and whose
 //! status follows the child's turns: in progress while one runs, completed or failed with the
 //! child's last message as its result. The child's approval requests are put to the editor as
-//! the session's own, read with a decoder of the child's own items. Pure: `stop.rs` does the
-//! I/O of a cancel.
+//! the session's own, read with a decoder of the child's own items. A client that takes
+//! subagent sessions (ADR 0055) sees each child as a session of its own instead
+//! (`sessions.rs`): announced, its state following its turns, its decoder's updates its own,
+//! its approvals asked in its name. Pure: `stop.rs` does the I/O of a cancel.
 
 use std::fmt::Write as _;
 
-use acplb_core::capabilities::air_meta;
+use acplb_core::capabilities::{SubagentSessions, air_meta};
+use acplb_core::provider::route;
 use agent_client_protocol::v1::schema::{
     Meta, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
@@ -19,9 +22,14 @@ use super::approval::Ask;
 use super::decode::{AppDecoder, DecoderOptions};
 use super::protocol::methods;
 use crate::render::{emit, names};
+use sessions::Stop;
 use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
 
 mod lines;
+mod sessions;
+#[cfg(test)]
+#[path = "sessions_tests.rs"]
+mod sessions_tests;
 pub(crate) mod spawned;
 mod stop;
 #[cfg(test)]
@@ -57,6 +65,10 @@ struct Child {
     asked: Vec<(String, ToolCallId)>,
     /// `_meta.jetbrains.air.subagent: true` on its reports, for an AIR client (ADR 0049).
     meta: Option<Meta>,
+    /// Its own session's id, when it is shown as one (ADR 0055); else it is a tool call.
+    session: Option<String>,
+    /// Why its work stopped, once it has.
+    stop: Option<Stop>,
 }
 
 /// The subagents of one turn of one session.
@@ -65,6 +77,10 @@ pub(crate) struct Subagents {
     parent: String,
     options: DecoderOptions,
     children: Vec<Child>,
+    /// The parent's ACP session, when the client takes subagent sessions (ADR 0055).
+    sessions_of: Option<String>,
+    /// Whether the parent's answer waits for its children (AIR's subagent sessions).
+    waits: bool,
 }
 
 impl Subagents {
@@ -74,7 +90,28 @@ impl Subagents {
             parent: parent.to_owned(),
             options,
             children: Vec::new(),
+            sessions_of: None,
+            waits: false,
         }
+    }
+
+    /// Shows each child as a session of its own, of the parent's ACP session `session`, when
+    /// the client takes them (`how`, ADR 0055).
+    #[must_use]
+    pub(crate) fn with_sessions(mut self, session: String, how: Option<SubagentSessions>) -> Self {
+        self.sessions_of = how.map(|_| session);
+        self.waits = how == Some(SubagentSessions::Air);
+        self
+    }
+
+    /// Whether the parent's answer waits for its children.
+    pub(crate) fn waits(&self) -> bool {
+        self.waits
+    }
+
+    /// Whether a child still works.
+    pub(crate) fn working(&self) -> bool {
+        self.children.iter().any(|c| is_open(c.status))
     }
 
     /// Takes a notification about the session's subagents (a child's own, or an item of the
@@ -83,8 +120,9 @@ impl Subagents {
     pub(crate) fn take(&mut self, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) -> bool {
         if let Some(spawned) = spawned::spawned(method, params) {
             let title = title(params);
+            let task = params.pointer("/item/prompt").and_then(Value::as_str);
             for child in spawned.children {
-                self.child(child, title.as_deref(), out);
+                self.child(child, title.as_deref(), task, out);
             }
         }
         let thread = params
@@ -113,6 +151,10 @@ impl Subagents {
         let thread = params.get("threadId").and_then(Value::as_str)?;
         let child = self.children.iter_mut().find(|c| c.thread_id == thread)?;
         let mut ask = Ask::from_request(method, params, &child.decoder)?;
+        if child.session.is_some() {
+            // Asked in the child's own session, whose tool call it is: its decoder ends it.
+            return Some(ask);
+        }
         // Whose ask it is, as the prompt shows it: `Subagent lister: echo hi`.
         let who = child
             .task
@@ -131,6 +173,13 @@ impl Subagents {
                 .push((item.to_owned(), ask.tool_call.tool_call_id.clone()));
         }
         Some(ask)
+    }
+
+    /// The session of the child whose request `params` are, when it is shown as one.
+    pub(crate) fn session_of(&self, params: &Value) -> Option<String> {
+        let thread = params.get("threadId").and_then(Value::as_str)?;
+        let child = self.children.iter().find(|c| c.thread_id == thread)?;
+        child.session.clone()
     }
 
     /// Whether `params` are about another thread than the session's (a child's request).
@@ -153,22 +202,32 @@ impl Subagents {
     /// such and their calls end.
     pub(crate) fn turn_ended(&mut self, interrupted: bool, out: &mut Vec<SessionUpdate>) {
         if interrupted {
-            self.close_open(ToolCallStatus::Failed, "Cancelled before it finished.", out);
+            self.end_open(
+                ToolCallStatus::Failed,
+                &Stop::Cancelled,
+                "Cancelled before it finished.",
+                out,
+            );
         } else {
-            self.close_open(
+            self.end_open(
                 ToolCallStatus::Completed,
+                &Stop::Unknown,
                 "Still working when the turn ended; what it does next is not shown.",
                 out,
             );
         }
     }
 
-    /// Ends every child's call still open with `status`, adding `why` to its lines.
-    pub(crate) fn close_open(&mut self, status: ToolCallStatus, why: &str, out: &mut Vec<SessionUpdate>) {
+    /// Ends every child's call still open as failed, adding `why` to its lines (Codex went: a
+    /// child's session's state is then unknown).
+    pub(crate) fn close_open(&mut self, why: &str, out: &mut Vec<SessionUpdate>) {
+        self.end_open(ToolCallStatus::Failed, &Stop::Unknown, why, out);
+    }
+
+    fn end_open(&mut self, status: ToolCallStatus, stop: &Stop, why: &str, out: &mut Vec<SessionUpdate>) {
         for child in &mut self.children {
             if is_open(child.status) {
-                child.status = status;
-                child.push(why.to_owned());
+                child.end(status, stop.clone(), why.to_owned());
                 child.show(out);
             }
         }
@@ -179,6 +238,7 @@ impl Subagents {
         &mut self,
         thread: &str,
         title: Option<&str>,
+        task: Option<&str>,
         out: &mut Vec<SessionUpdate>,
     ) -> Option<&mut Child> {
         let index = match self.children.iter().position(|c| c.thread_id == thread) {
@@ -188,15 +248,20 @@ impl Subagents {
                 let call_id = ToolCallId::new(format!("{}agent-{thread}", self.options.id_prefix));
                 let mut options = self.options.clone();
                 options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
-                let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
                 let air = (self.options.air.as_ref()).map(|_| air_meta("subagent", true.into()));
-                let call = ToolCall::new(call_id.clone(), shown)
-                    .name(names::SPAWN_AGENT.to_owned())
-                    .kind(ToolKind::Think)
-                    .status(ToolCallStatus::InProgress)
-                    .raw_input(json!({ "threadId": thread }))
-                    .meta(air.clone());
-                emit::tool_started(out, call);
+                let session = (self.sessions_of.as_deref()).map(|parent| route::child_id(parent, thread));
+                if let Some(session) = &session {
+                    out.push(sessions::announced(session, title, task));
+                } else {
+                    let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
+                    let call = ToolCall::new(call_id.clone(), shown)
+                        .name(names::SPAWN_AGENT.to_owned())
+                        .kind(ToolKind::Think)
+                        .status(ToolCallStatus::InProgress)
+                        .raw_input(json!({ "threadId": thread }))
+                        .meta(air.clone());
+                    emit::tool_started(out, call);
+                }
                 self.children.push(Child {
                     thread_id: thread.to_owned(),
                     call_id,
@@ -209,6 +274,8 @@ impl Subagents {
                     decoder: AppDecoder::new(options),
                     asked: Vec::new(),
                     meta: air,
+                    session,
+                    stop: None,
                 });
                 return self.children.last_mut();
             }
@@ -216,51 +283,74 @@ impl Subagents {
         let child = &mut self.children[index];
         if let Some(title) = title.filter(|_| child.task.is_none()) {
             child.task = Some(title.to_owned());
-            let fields = ToolCallUpdateFields::new().title(format!("Subagent: {title}"));
-            emit::tool_progress(out, child.call_id.clone(), fields);
+            if let Some(session) = &child.session {
+                out.push(sessions::retitled(session, title));
+            } else {
+                let fields = ToolCallUpdateFields::new().title(format!("Subagent: {title}"));
+                emit::tool_progress(out, child.call_id.clone(), fields);
+            }
         }
         Some(child)
     }
 
     /// A notification of a child's own thread.
     fn childs_message(&mut self, thread: &str, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) {
-        let Some(child) = self.child(thread, None, out) else {
+        let Some(child) = self.child(thread, None, None, out) else {
             tracing::debug!(method, "a message of a subagent not shown; dropped");
             return;
         };
-        let mut ignored = Vec::new();
-        let _signal = child.decoder.notification(method, params, &mut ignored);
+        let mut own = Vec::new();
+        let _signal = child.decoder.notification(method, params, &mut own);
+        // A child shown as a session sees its decoder's updates: its messages, tool calls.
+        if let Some(session) = &child.session {
+            sessions::routed(session, own, out);
+        }
         match method {
             methods::TURN_STARTED => {
                 child.turn_id = params
                     .pointer("/turn/id")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
-                if child.status != ToolCallStatus::InProgress {
+                // A session's state says so at each turn's start; a call's status when it changes.
+                if child.status != ToolCallStatus::InProgress || child.session.is_some() {
                     child.status = ToolCallStatus::InProgress;
+                    child.stop = None;
                     child.show(out);
                 }
             }
             methods::TURN_COMPLETED => {
                 child.turn_id = None;
                 let turn = params.get("turn").unwrap_or(&Value::Null);
-                child.status = match turn.get("status").and_then(Value::as_str) {
+                match turn.get("status").and_then(Value::as_str) {
                     Some("failed") => {
                         let why = turn.pointer("/error/message").and_then(Value::as_str);
-                        child.push(format!("Failed: {}", why.unwrap_or("the subagent's turn failed")));
-                        ToolCallStatus::Failed
+                        let why = why.unwrap_or("the subagent's turn failed");
+                        child.end(
+                            ToolCallStatus::Failed,
+                            Stop::Error(why.to_owned()),
+                            format!("Failed: {why}"),
+                        );
                     }
                     Some("interrupted") => {
-                        child.push("Interrupted.".to_owned());
-                        ToolCallStatus::Failed
+                        child.end(ToolCallStatus::Failed, Stop::Cancelled, "Interrupted.".to_owned());
                     }
-                    _ => ToolCallStatus::Completed,
-                };
+                    _ => {
+                        child.status = ToolCallStatus::Completed;
+                        child.stop = Some(Stop::EndTurn);
+                    }
+                }
                 child.show(out);
             }
             methods::ITEM_COMPLETED => {
                 let item = params.get("item").unwrap_or(&Value::Null);
                 child.asked_ended(item, out);
+                if child.session.is_some() {
+                    // Its session shows the item itself.
+                    if item.get("type").and_then(Value::as_str) == Some("agentMessage") {
+                        child.result = item.get("text").and_then(Value::as_str).map(str::to_owned);
+                    }
+                    return;
+                }
                 if item.get("type").and_then(Value::as_str) == Some("agentMessage") {
                     child.result = item.get("text").and_then(Value::as_str).map(str::to_owned);
                 }
@@ -269,7 +359,11 @@ impl Subagents {
                     child.show(out);
                 }
             }
-            methods::ERROR if params.get("willRetry").and_then(Value::as_bool) != Some(true) => {
+            // A session's own decoder shows its errors.
+            methods::ERROR
+                if child.session.is_none()
+                    && params.get("willRetry").and_then(Value::as_bool) != Some(true) =>
+            {
                 if let Some(message) = params.pointer("/error/message").and_then(Value::as_str) {
                     child.push(format!("Error: {}", lines::shorten(message, 240)));
                     child.show(out);
@@ -288,8 +382,7 @@ impl Subagents {
             && let Some(child) = self.children.iter_mut().find(|c| c.thread_id == thread)
             && is_open(child.status)
         {
-            child.status = ToolCallStatus::Failed;
-            child.push("Interrupted.".to_owned());
+            child.end(ToolCallStatus::Failed, Stop::Cancelled, "Interrupted.".to_owned());
             child.show(out);
         }
         let Some(states) = item.get("agentsStates").and_then(Value::as_object) else {
@@ -300,13 +393,21 @@ impl Subagents {
                 continue;
             };
             let message = state.get("message").and_then(Value::as_str);
-            let ended = match state.get("status").and_then(Value::as_str) {
-                Some("completed") => ToolCallStatus::Completed,
-                Some("errored" | "notFound") => ToolCallStatus::Failed,
+            let (ended, stop) = match state.get("status").and_then(Value::as_str) {
+                Some("completed") => (ToolCallStatus::Completed, Stop::EndTurn),
+                Some(how @ ("errored" | "notFound")) => {
+                    let why = message.unwrap_or(if how == "notFound" {
+                        "Codex no longer knows the subagent"
+                    } else {
+                        "the subagent failed"
+                    });
+                    (ToolCallStatus::Failed, Stop::Error(why.to_owned()))
+                }
                 _ => continue,
             };
             if is_open(child.status) {
                 child.status = ended;
+                child.stop = Some(stop);
                 if let Some(message) = message {
                     child.result = Some(message.to_owned());
                     child.push(lines::shorten(message, 240));
@@ -318,6 +419,13 @@ impl Subagents {
 }
 
 impl Child {
+    /// Its work stopped (`stop`), its call ending as `status` with the line `why`.
+    fn end(&mut self, status: ToolCallStatus, stop: Stop, why: String) {
+        self.status = status;
+        self.stop = Some(stop);
+        self.push(why);
+    }
+
     fn push(&mut self, line: String) {
         self.lines.push(line);
         if self.lines.len() > LINES_KEPT {
@@ -328,6 +436,15 @@ impl Child {
 
     /// The child's call as it is now: status, lines and, once it ended, its result.
     fn show(&self, out: &mut Vec<SessionUpdate>) {
+        if let Some(session) = &self.session {
+            let stop = if is_open(self.status) {
+                None
+            } else {
+                self.stop.as_ref()
+            };
+            out.push(sessions::state(session, stop));
+            return;
+        }
         let mut text = String::new();
         if self.dropped > 0 {
             let _infallible = writeln!(text, "… {} earlier lines", self.dropped);

@@ -322,6 +322,7 @@ impl SessionActor {
         .with_journal(self.journal.clone(), self.registry.clone())
         .with_hold(self.hold.clone())
         .with_forms(self.takes.forms)
+        .with_air_subagents(self.takes.air_subagents)
         .with_file_changes(self.file_report.as_ref().map(file_report::Reports::changes))
     }
 

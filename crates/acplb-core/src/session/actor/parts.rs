@@ -25,6 +25,8 @@ pub(super) struct Takes {
     pub(super) forms: bool,
     /// AIR's typed session failures (`failure.rs`).
     pub(super) typed_failures: bool,
+    /// Subagent sessions in AIR's shapes (ADR 0055).
+    pub(super) air_subagents: bool,
 }
 
 /// What a session is made of, besides its id and connection.
@@ -50,6 +52,8 @@ pub(crate) struct SessionParts {
     /// Whether the client declared AIR's `sessionFailure`: a failed turn is then answered with
     /// its failure in `_meta` (ADR 0054).
     pub(crate) typed_failures: bool,
+    /// Whether the client takes subagent sessions in AIR's shapes (ADR 0055).
+    pub(crate) air_subagents: bool,
 }
 
 impl SessionActor {
@@ -83,6 +87,7 @@ impl SessionActor {
             takes: Takes {
                 forms: parts.forms,
                 typed_failures: parts.typed_failures,
+                air_subagents: parts.air_subagents,
             },
             titled: None,
             thread: None,

@@ -56,6 +56,10 @@ fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
                 turns.push(format!("User: {}", text.join("\n").trim()));
             }
             Record::Update { u } => {
+                // A subagent's words are its own, not this conversation's.
+                if crate::provider::route::is_subagents(u) {
+                    continue;
+                }
                 if plan.apply(u).is_some() {
                     continue;
                 }

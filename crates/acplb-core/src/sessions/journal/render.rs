@@ -2,6 +2,7 @@
 //! thoughts joined as they streamed, tool calls with their kind, final status and the end of
 //! their output, plans, and how each turn ended.
 
+use agent_client_protocol::schema::MaybeUndefined;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::Path;
@@ -141,6 +142,17 @@ impl Renderer {
     }
 
     fn update(&mut self, out: &mut String, u: &SessionUpdate) {
+        // A subagent session's own updates are its, not this session's: its announcement shows.
+        if crate::provider::route::of(u).is_some() {
+            return;
+        }
+        if let SessionUpdate::SubagentUpdate(child) = u {
+            if let MaybeUndefined::Value(title) = &child.title {
+                self.end_stream(out);
+                let _ = writeln!(out, "⏺ Subagent: {title} [session {}]", child.session_id);
+            }
+            return;
+        }
         // A plan goes on where it stopped; one that something interrupted is shown again whole.
         match self.plan.apply(u) {
             Some(Change::Grew(more)) if self.stream == Stream::Plan => {

@@ -301,3 +301,31 @@ fn a_line_over_the_cap_is_skipped_unread_and_reported_and_the_rest_is_read() {
         ["line 3: 300 bytes, over the 200-byte line limit (not read)"]
     );
 }
+
+/// A subagent's session in the journal (ADR 0055): its announcement shows in `sessions show`,
+/// its own words are neither this session's text there nor in the digest.
+#[test]
+fn a_subagents_session_is_named_in_the_history_and_its_words_stay_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.prompt(1, &[ContentBlock::from("ask a helper")], false);
+    j.update(&plan(serde_json::json!({"sessionUpdate": "subagent_update",
+        "sessionId": "S:subagent:t", "title": "lister", "capabilities": {}})));
+    let mut childs = text("I list.");
+    assert!(crate::provider::route::to(&mut childs, "S:subagent:t"));
+    j.update(&childs);
+    j.update(&text("It is done."));
+    j.turn_end(1, "end_turn", None);
+    let history = read(dir.path(), ID).unwrap();
+    let body = render(&history)
+        .split_once("\n> ask a helper\n")
+        .unwrap()
+        .1
+        .to_owned();
+    assert_eq!(
+        body,
+        "⏺ Subagent: lister [session S:subagent:t]\nIt is done.\n── turn 1 ended: end_turn\n"
+    );
+    let d = digest(&history, 4000).unwrap();
+    assert!(d.ends_with("User: ask a helper\n\nAgent: It is done."), "{d}");
+}

@@ -1,0 +1,186 @@
+//! Unit tests of subagents shown as sessions of their own (ADR 0055): announced before their
+//! traffic, their decoder's updates marked for them, their state following their turns.
+
+use acplb_core::capabilities::SubagentSessions;
+use acplb_core::provider::route;
+use agent_client_protocol::v1::schema::SessionUpdate;
+use serde_json::{Value, json};
+
+use super::{DecoderOptions, Subagents};
+
+const CHILD: &str = "S1:subagent:c";
+
+fn tracker() -> Subagents {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t1-".into();
+    Subagents::new("parent", options).with_sessions("S1".into(), Some(SubagentSessions::Acp))
+}
+
+fn spawn(child: &str, prompt: &str) -> Value {
+    json!({"threadId": "parent", "turnId": "p1", "item": {"type": "collabAgentToolCall", "id": "call_1",
+        "tool": "spawnAgent", "status": "completed", "prompt": prompt, "receiverThreadIds": [child],
+        "senderThreadId": "parent", "agentsStates": {}}})
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "callers pass `json!` literals")]
+fn of_child(child: &str, extra: Value) -> Value {
+    let mut params = json!({"threadId": child, "turnId": "c1"});
+    params
+        .as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    params
+}
+
+/// Each update with the session it is for (`-` for the parent's), as JSON.
+fn addressed(out: &[SessionUpdate]) -> Vec<(String, Value)> {
+    out.iter()
+        .map(|u| {
+            let to = route::of(u).unwrap_or("-").to_owned();
+            (to, serde_json::to_value(u).unwrap())
+        })
+        .collect()
+}
+
+#[expect(clippy::needless_pass_by_value, reason = "callers pass `json!` literals")]
+fn run_child(s: &mut Subagents, out: &mut Vec<SessionUpdate>, end: Value) {
+    assert!(s.take("item/completed", &spawn("c", "list the files"), out));
+    assert!(s.take("turn/started", &of_child("c", json!({"turn": {"id": "c1"}})), out));
+    let said = json!({"item": {"type": "agentMessage", "id": "m1", "text": "Found README.md"}});
+    assert!(s.take(
+        "item/started",
+        &of_child(
+            "c",
+            json!({"item": {"type": "agentMessage", "id": "m1", "text": ""}})
+        ),
+        out
+    ));
+    assert!(s.take(
+        "item/agentMessage/delta",
+        &of_child("c", json!({"itemId": "m1", "delta": "Found README.md"})),
+        out
+    ));
+    assert!(s.take("item/completed", &of_child("c", said), out));
+    assert!(s.take("turn/completed", &of_child("c", json!({"turn": end})), out));
+}
+
+#[test]
+fn a_child_is_announced_on_the_parent_then_its_own_words_go_to_its_session() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    run_child(&mut s, &mut out, json!({"id": "c1", "status": "completed"}));
+    let all = addressed(&out);
+    // First the announcement, on the parent's session: title, task, nothing the editor may do.
+    assert_eq!(all[0].0, "-");
+    assert_eq!(
+        all[0].1,
+        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "list the files",
+            "description": "list the files", "capabilities": {}})
+    );
+    assert_eq!(all[1].1["state"], json!({"state": "running"}));
+    // The child's message is its session's, marked for it; no tool call shows it on the parent.
+    let text: String = all
+        .iter()
+        .filter(|(to, u)| to == CHILD && u["sessionUpdate"] == "agent_message_chunk")
+        .map(|(_, u)| u["content"]["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(text, "Found README.md");
+    assert!(
+        all.iter()
+            .all(|(to, u)| to == CHILD || u["sessionUpdate"] == "subagent_update"),
+        "{all:?}"
+    );
+    assert_eq!(
+        all.last().unwrap().1["state"],
+        json!({"state": "idle", "stopReason": "end_turn"})
+    );
+}
+
+#[test]
+fn a_failed_or_interrupted_child_says_why_it_stopped() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    let failed = json!({"id": "c1", "status": "failed", "error": {"message": "model broke"}});
+    run_child(&mut s, &mut out, failed);
+    assert_eq!(
+        serde_json::to_value(out.last().unwrap()).unwrap()["state"],
+        json!({"state": "idle", "stopReason": "error", "error": {"code": -32603, "message": "model broke"}})
+    );
+    let mut s = tracker();
+    out.clear();
+    run_child(&mut s, &mut out, json!({"id": "c1", "status": "interrupted"}));
+    assert_eq!(
+        serde_json::to_value(out.last().unwrap()).unwrap()["state"],
+        json!({"state": "idle", "stopReason": "cancelled"})
+    );
+}
+
+#[test]
+fn a_child_still_working_when_the_turn_ends_is_unknown_and_a_cancel_ends_it_cancelled() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    out.clear();
+    s.turn_ended(false, &mut out);
+    assert_eq!(
+        serde_json::to_value(&out[0]).unwrap(),
+        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "unknown"}})
+    );
+    let mut s = tracker();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    out.clear();
+    s.turn_ended(true, &mut out);
+    assert_eq!(
+        serde_json::to_value(&out[0]).unwrap()["state"],
+        json!({"state": "idle", "stopReason": "cancelled"})
+    );
+    // Codex gone: nobody knows.
+    let mut s = tracker();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    out.clear();
+    s.close_open("Codex exited before this finished.", &mut out);
+    assert_eq!(
+        serde_json::to_value(&out[0]).unwrap()["state"],
+        json!({"state": "unknown"})
+    );
+}
+
+#[test]
+fn a_childs_approval_is_asked_in_its_own_session_untitled_by_the_parent() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "escalate"), &mut out);
+    let item = json!({"item": {"type": "commandExecution", "id": "i1", "command": "echo hi", "status": "inProgress"}});
+    s.take("item/started", &of_child("c", item), &mut out);
+    let request = of_child(
+        "c",
+        json!({"itemId": "i1", "command": "echo hi", "reason": "needs it"}),
+    );
+    assert_eq!(s.session_of(&request).as_deref(), Some(CHILD));
+    let ask = s
+        .ask("item/commandExecution/requestApproval", &request)
+        .expect("an ask");
+    let title = ask.tool_call.fields.title.unwrap_or_default();
+    assert!(!title.starts_with("Subagent"), "{title}");
+    // The parent's own requests are the parent's.
+    assert_eq!(s.session_of(&json!({"threadId": "parent"})), None);
+}
+
+#[test]
+fn without_sessions_the_child_stays_a_tool_call() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t1-".into();
+    let mut s = Subagents::new("parent", options).with_sessions("S1".into(), None);
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "list"), &mut out);
+    assert_eq!(
+        serde_json::to_value(&out[0]).unwrap()["sessionUpdate"],
+        "tool_call"
+    );
+    assert!(out.iter().all(|u| route::of(u).is_none()));
+}

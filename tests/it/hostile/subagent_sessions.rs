@@ -1,0 +1,204 @@
+//! Subagent sessions (ADR 0055) that go wrong, with the real Codex and the mock model on
+//! app-server: a capability that is not an object keeps the tool calls; a child whose model
+//! fails ends idle with Codex's error; the editor prompting or loading a child's session is
+//! told why it cannot, and the parent goes on; a cancel while a child works ends it cancelled,
+//! at once, in ACP's shapes and in AIR's.
+
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ClientCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PromptRequest, SessionId, StopReason,
+};
+use serde_json::json;
+
+use crate::harness::{eventually, prompt};
+use crate::subagent_sessions::{announced, states, text_of, turn_of};
+use crate::subagents::{live, on_exec, subagent};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagents_capability_that_is_not_an_object_keeps_the_tool_calls() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (parent, stop) = turn_of(
+        &mut live,
+        json!({"subagents": true}),
+        None,
+        "scenario:subagent ask a helper",
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let all = live.updates.all_with_sessions();
+    assert!(announced(&all, &parent).is_empty());
+    assert!(
+        all.iter()
+            .all(|(s, u)| *s == parent && u["sessionUpdate"] != "subagent_update")
+    );
+    let (_, last) = subagent(&live.updates, "Subagent: lister");
+    assert_eq!(last["status"], "completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_whose_model_fails_ends_idle_with_codexs_error() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (parent, stop) = turn_of(
+        &mut live,
+        json!({"subagents": {}}),
+        None,
+        "scenario:subagent_fail break it",
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let all = live.updates.all_with_sessions();
+    let child = announced(&all, &parent)[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let last = states(&all, &parent, &child).pop().unwrap();
+    assert_eq!(last["state"], "idle", "{last}");
+    assert_eq!(last["stopReason"], "error", "{last}");
+    let why = last["error"]["message"].as_str().unwrap_or_default();
+    assert!(why.contains("the helper's model broke"), "{last}");
+    assert!(text_of(&all, &parent).contains("The helper failed."));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompting_a_childs_session_is_refused_with_why_and_the_parent_goes_on() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (refused, next) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            prompt(&cx, &s.session_id, "scenario:subagent ask a helper").await?;
+            let parent = s.session_id.to_string();
+            let child = announced(&seen.all_with_sessions(), &parent)[0]["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let refused = cx
+                .send_request(PromptRequest::new(
+                    SessionId::new(child.clone()),
+                    vec!["do it yourself".into()],
+                ))
+                .block_task()
+                .await;
+            let load = cx
+                .send_request(LoadSessionRequest::new(SessionId::new(child.clone()), &ws))
+                .block_task()
+                .await;
+            assert!(
+                load.as_ref()
+                    .is_err_and(|e| e.message.contains("is a subagent's session")),
+                "{load:?}"
+            );
+            // A cancel of the child is no request: nothing to answer, nothing breaks.
+            cx.send_notification(CancelNotification::new(SessionId::new(format!(
+                "{parent}:subagent:x"
+            ))))
+            .unwrap();
+            let next = prompt(&cx, &s.session_id, "hello again").await?.stop_reason;
+            Ok((refused, next))
+        })
+        .await
+        .unwrap();
+    let error = refused.expect_err("a child's session takes no prompt");
+    assert!(error.message.contains("is a subagent's session"), "{error:?}");
+    assert!(error.message.contains("takes no prompt"), "{error:?}");
+    assert_eq!(next, StopReason::EndTurn);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_a_child_works_ends_it_cancelled_at_once() {
+    if on_exec() {
+        return;
+    }
+    for air in [false, true] {
+        cancel_while_a_child_works(air).await;
+    }
+}
+
+async fn cancel_while_a_child_works(air: bool) {
+    let mut live = live();
+    let caps = if air {
+        json!({"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["nativeSubagentSessions"]}}}})
+    } else {
+        json!({"subagents": {}})
+    };
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (stop, took, parent) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(caps).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            let parent = s.session_id.to_string();
+            let turn = cx
+                .send_request(PromptRequest::new(
+                    s.session_id.clone(),
+                    vec!["scenario:subagent_slow nap".into()],
+                ))
+                .block_task();
+            let canceller = async {
+                // The child runs its command in its own session.
+                let running = || {
+                    seen.all_with_sessions().iter().any(|(s, u)| {
+                        *s != parent
+                            && u["sessionUpdate"] == "tool_call"
+                            && u.to_string().contains("sleep 30")
+                    })
+                };
+                assert!(
+                    eventually(Duration::from_secs(60), running).await,
+                    "the child's sleep never showed"
+                );
+                let at = Instant::now();
+                cx.send_notification(CancelNotification::new(s.session_id.clone()))
+                    .unwrap();
+                at
+            };
+            let (resp, at) = tokio::join!(turn, canceller);
+            Ok((resp?.stop_reason, at.elapsed(), parent))
+        })
+        .await
+        .unwrap();
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(took < Duration::from_secs(1), "cancel took {took:?}");
+    let all = live.updates.all_with_sessions();
+    if air {
+        let ended: Vec<_> = crate::air_tasks::task_notes(&live)
+            .into_iter()
+            .filter(|n| n["update"]["sessionUpdate"] == "subagent_state_update")
+            .collect();
+        assert_eq!(ended.len(), 1, "{ended:?}");
+        assert_eq!(ended[0]["update"]["state"], "cancelled");
+        return;
+    }
+    let child = announced(&all, &parent)[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let last = states(&all, &parent, &child).pop().unwrap();
+    assert_eq!(
+        last,
+        json!({"state": "idle", "stopReason": "cancelled"}),
+        "{all:?}"
+    );
+}
