@@ -179,43 +179,57 @@ async fn a_subagent_is_a_session_of_its_own_for_a_client_that_takes_them_and_a_l
     }
 }
 
+/// In ACP's shapes and in AIR's (where the child is known by its thread's id).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subagents_approval_is_asked_in_its_own_session() {
     if on_exec() {
         // exec never asks (approval policy `never`).
         return;
     }
-    let mut live = live();
-    let (parent, stop) = turn_of(
-        &mut live,
-        json!({"subagents": {}}),
-        Some("read-only"),
-        "scenario:subagent_escalate go",
-    )
-    .await;
-    assert_eq!(stop, StopReason::EndTurn);
-    let seen = live.acplb.permissions.seen();
-    assert_eq!(seen.len(), 1, "{seen:?}");
-    let all = live.updates.all_with_sessions();
-    let child = announced(&all, &parent)[0]["sessionId"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert_eq!(
-        seen[0]["sessionId"],
-        child.as_str(),
-        "asked in the child's name: {}",
-        seen[0]
-    );
-    assert_eq!(seen[0]["toolCall"]["title"], "echo escalated-ok", "{}", seen[0]);
-    // The asked-about call is the child's and ended there.
-    let asked = &seen[0]["toolCall"]["toolCallId"];
-    let ended = all
-        .iter()
-        .any(|(s, u)| *s == child && u["toolCallId"] == *asked && u["status"] == "completed");
-    assert!(
-        ended,
-        "the approved command's call ended in the child's session: {all:?}"
-    );
-    assert!(text_of(&all, &child).contains("Escalation result:"), "{all:?}");
+    let air =
+        json!({"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["nativeSubagentSessions"]}}}});
+    for client in [json!({"subagents": {}}), air] {
+        let is_air = client.get("_meta").is_some();
+        let mut live = live();
+        let (parent, stop) = turn_of(
+            &mut live,
+            client,
+            Some("read-only"),
+            "scenario:subagent_escalate go",
+        )
+        .await;
+        assert_eq!(stop, StopReason::EndTurn);
+        let seen = live.acplb.permissions.seen();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let all = live.updates.all_with_sessions();
+        let child = if is_air {
+            let spawned = crate::air_tasks::task_notes(&live);
+            spawned[0]["update"]["subagentSessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        } else {
+            announced(&all, &parent)[0]["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            seen[0]["sessionId"],
+            child.as_str(),
+            "asked in the child's name: {}",
+            seen[0]
+        );
+        assert_eq!(seen[0]["toolCall"]["title"], "echo escalated-ok", "{}", seen[0]);
+        // The asked-about call is the child's and ended there.
+        let asked = &seen[0]["toolCall"]["toolCallId"];
+        let ended = all
+            .iter()
+            .any(|(s, u)| *s == child && u["toolCallId"] == *asked && u["status"] == "completed");
+        assert!(
+            ended,
+            "the approved command's call ended in the child's session: {all:?}"
+        );
+        assert!(text_of(&all, &child).contains("Escalation result:"), "{all:?}");
+    }
 }

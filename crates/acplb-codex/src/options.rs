@@ -50,6 +50,10 @@ pub struct CodexOptions {
     /// `permission-profile:<id>` on app-server; [`CodexOptions::new`] takes it from
     /// `ACPLB_INITIAL_MODE`. `None`: `read-only`.
     pub initial_mode: Option<String>,
+    /// How long a turn's answer waits for the subagents it left working, for a client that
+    /// takes them in AIR's shapes (ADR 0055); [`CodexOptions::new`] takes it from
+    /// `ACPLB_CODEX_SUBAGENT_WAIT_MS`, else ten minutes (the TS peer's).
+    pub subagent_wait: Duration,
 }
 
 impl CodexOptions {
@@ -72,6 +76,23 @@ impl CodexOptions {
                 .ok()
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty()),
+            subagent_wait: subagent_wait_from_env(),
+        }
+    }
+}
+
+/// `ACPLB_CODEX_SUBAGENT_WAIT_MS`, when it is a positive number of milliseconds; else ten
+/// minutes.
+fn subagent_wait_from_env() -> Duration {
+    const TEN_MINUTES: Duration = Duration::from_secs(600);
+    let Ok(value) = std::env::var("ACPLB_CODEX_SUBAGENT_WAIT_MS") else {
+        return TEN_MINUTES;
+    };
+    match value.trim().parse::<u64>() {
+        Ok(ms) if ms > 0 => Duration::from_millis(ms),
+        _ => {
+            tracing::warn!(%value, "ignoring ACPLB_CODEX_SUBAGENT_WAIT_MS: not a positive number of milliseconds");
+            TEN_MINUTES
         }
     }
 }

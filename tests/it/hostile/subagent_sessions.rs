@@ -202,3 +202,92 @@ async fn cancel_while_a_child_works(air: bool) {
         "{all:?}"
     );
 }
+
+/// AIR's answer waits for a child the turn left working (`sleep 30`): a cancel then stops the
+/// child at once, its state `cancelled`, and leaves no Codex work behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_while_airs_answer_waits_for_a_child_stops_it_at_once() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (stop, took, left) = leave_a_sleeper(&mut live, true).await;
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(took < Duration::from_secs(1), "cancel took {took:?}");
+    assert!(left.is_empty(), "codex work left after the cancel: {left:?}");
+    let ended: Vec<_> = air_ends(&live);
+    assert_eq!(ended, ["cancelled"], "{:?}", live.updates.all_with_sessions());
+}
+
+/// AIR's wait for a child has an end (`ACPLB_CODEX_SUBAGENT_WAIT_MS`): the answer comes, the
+/// child is stopped and shown `failed`, and no Codex work is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn airs_wait_for_a_child_ends_in_time_and_stops_it() {
+    if on_exec() {
+        return;
+    }
+    let wait = [("ACPLB_CODEX_SUBAGENT_WAIT_MS".to_owned(), "1500".to_owned())];
+    let mut live = crate::live::Live::start_with(
+        acplb_playback::mock_model::MockConfig::default(),
+        &["-c", "features.multi_agent_v2=true"],
+        &wait,
+    );
+    let (stop, _, left) = leave_a_sleeper(&mut live, false).await;
+    assert_eq!(stop, StopReason::EndTurn);
+    assert!(left.is_empty(), "codex work left after the wait: {left:?}");
+    assert_eq!(air_ends(&live), ["failed"]);
+}
+
+/// AIR's subagent ends the client was told of, in order.
+fn air_ends(live: &crate::live::Live) -> Vec<String> {
+    crate::air_tasks::task_notes(live)
+        .into_iter()
+        .filter(|n| n["update"]["sessionUpdate"] == "subagent_state_update")
+        .map(|n| n["update"]["state"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+/// `scenario:subagent_leave` by an AIR client: the parent answers at once and leaves a child
+/// running `sleep 30`. With `cancel`, a cancel once the parent's answer and the child's sleep
+/// showed. The stop reason, how long the cancel took, and the Codex work left a second after.
+async fn leave_a_sleeper(live: &mut crate::live::Live, cancel: bool) -> (StopReason, Duration, Vec<u32>) {
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (marker, acplb_pid) = (live.codex_marker(), live.acplb.pid);
+    live.acplb
+        .client(&updates, async move |cx| {
+            let air = json!({"_meta": {"jetbrains": {"air": {"version": 1, "capabilities": ["nativeSubagentSessions"]}}}});
+            let caps: ClientCapabilities = serde_json::from_value(air).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            let parent = s.session_id.to_string();
+            let turn = cx
+                .send_request(PromptRequest::new(s.session_id.clone(), vec!["scenario:subagent_leave go".into()]))
+                .block_task();
+            let canceller = async {
+                if !cancel {
+                    return Instant::now();
+                }
+                let waiting = || {
+                    let all = seen.all_with_sessions();
+                    let answered = text_of(&all, &parent).contains("I left a sleeper working.");
+                    let sleeping = all.iter().any(|(s, u)| {
+                        *s != parent && u["sessionUpdate"] == "tool_call" && u.to_string().contains("sleep 30")
+                    });
+                    answered && sleeping
+                };
+                assert!(eventually(Duration::from_secs(60), waiting).await, "the wait never began");
+                let at = Instant::now();
+                cx.send_notification(CancelNotification::new(s.session_id.clone())).unwrap();
+                at
+            };
+            let (resp, at) = tokio::join!(turn, canceller);
+            let took = at.elapsed();
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(1)).await;
+            Ok((resp?.stop_reason, took, left))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()))
+}

@@ -8,14 +8,14 @@ use crate::options::CodexOptions;
 #[derive(Debug, Clone)]
 pub(super) enum OnServer {
     Shared(AppServer),
-    Own(CodexOptions),
+    Own(Box<CodexOptions>),
 }
 
 impl OnServer {
     pub(super) fn new(shared: Option<&AppServer>, options: &CodexOptions) -> Self {
         match shared {
             Some(server) => OnServer::Shared(server.clone()),
-            None => OnServer::Own(options.clone()),
+            None => OnServer::Own(Box::new(options.clone())),
         }
     }
 
@@ -27,7 +27,7 @@ impl OnServer {
         };
         let own = AppServer::new(CodexOptions {
             transcript_dir: None,
-            ..options.clone()
+            ..(**options).clone()
         });
         let answer = ask(&own).await;
         tokio::task::spawn_local(async move { own.shutdown().await });

@@ -22,7 +22,7 @@ pub fn child_id(parent: &str, thread: &str) -> String {
 }
 
 /// The `_meta` of `update`, for the kinds a child session's agent sends (messages, thoughts,
-/// tool calls, plans, usage, notices, title); `None` for the others.
+/// tool calls, plan entries, usage, notices); `None` for the others.
 fn meta_mut(update: &mut SessionUpdate) -> Option<&mut Option<Meta>> {
     match update {
         SessionUpdate::UserMessageChunk(c)

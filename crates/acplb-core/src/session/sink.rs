@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use super::file_report::FileChanges;
 use super::hold::{Held, Hold};
-use super::subagent_wire::{Wire, wire};
+use super::subagent_wire::{Wire, addressee, wire};
 use crate::plugin::Pipeline;
 use crate::provider::followers;
 use crate::provider::{BesideForm, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink};
@@ -125,13 +125,18 @@ impl SessionSink for AcpSink {
         {
             registry.title(title.clone());
         }
+        // Followers go where their update goes (a child's session, ADR 0055).
+        let mut to = self.session_id.clone();
         match wire(&self.session_id, update, self.air_subagents) {
-            Wire::Typed(notification) => self.send_update(*notification),
+            Wire::Typed(notification) => {
+                to.clone_from(&notification.session_id);
+                self.send_update(*notification);
+            }
             Wire::Untyped(message) => self.send_follower(message),
             Wire::Nothing => {}
         }
         for follower in followers {
-            let params = serde_json::json!({ "sessionId": &self.session_id, "update": follower });
+            let params = serde_json::json!({ "sessionId": &to, "update": follower });
             match UntypedMessage::new("session/update", params) {
                 Ok(message) => self.send_follower(message),
                 Err(e) => tracing::debug!(error = %e, "an update ACP has no type for could not be built"),
@@ -158,9 +163,10 @@ impl SessionSink for AcpSink {
     }
 
     fn request_permission(&self, ask: PermissionAsk) -> LocalBoxFuture<'_, PermissionAnswer> {
-        let session = ask
-            .session
-            .map_or_else(|| self.session_id.clone(), SessionId::new);
+        let session = match &ask.session {
+            Some(child) => SessionId::new(addressee(child, self.air_subagents)),
+            None => self.session_id.clone(),
+        };
         let request = RequestPermissionRequest::new(session, ask.tool_call, ask.options).meta(ask.meta);
         // Behind the same gate as updates: a flood of asks waits for the client too.
         self.flow.sent(json_size(&request));

@@ -29,7 +29,7 @@ pub(crate) enum Wire {
 /// in AIR's shapes (`air`) or not.
 pub(crate) fn wire(session: &SessionId, mut update: SessionUpdate, air: bool) -> Wire {
     if let Some(to) = route::take(&mut update) {
-        let to = if air { thread_of(&to).to_owned() } else { to };
+        let to = addressee(&to, air).to_owned();
         return Wire::Typed(Box::new(SessionNotification::new(SessionId::new(to), update)));
     }
     match update {
@@ -48,6 +48,11 @@ pub(crate) fn wire(session: &SessionId, mut update: SessionUpdate, air: bool) ->
         }
         update => Wire::Typed(Box::new(SessionNotification::new(session.clone(), update))),
     }
+}
+
+/// The id the client knows the child session `child` by: AIR by its thread's.
+pub(crate) fn addressee(child: &str, air: bool) -> &str {
+    if air { thread_of(child) } else { child }
 }
 
 /// The thread of a child's session id (`<parent>:subagent:<thread>`): AIR knows a child by it.

@@ -116,3 +116,10 @@ fn the_parents_own_updates_are_untouched() {
         assert_eq!(json["content"]["text"], "mine");
     }
 }
+
+#[test]
+fn a_permission_ask_of_a_child_is_addressed_as_the_client_knows_it() {
+    assert_eq!(addressee(CHILD, false), CHILD);
+    assert_eq!(addressee(CHILD, true), "th-1");
+    assert_eq!(addressee("no-child-mark", true), "no-child-mark");
+}

@@ -305,6 +305,7 @@ mod tests {
             "subagent_many",
             "subagent_nowait",
             "subagent_child_nap",
+            "subagent_leave",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -1,17 +1,13 @@
 //! A turn whose subagents outlive it, for a client that takes them in `JetBrains` AIR's shapes
 //! (ADR 0055): as the TS peer does, the prompt is answered once the children finished (their
-//! ends are what the editor waits for), for at most [`CHILDREN_WAIT`]; children still working
-//! then are given up as failed. Other clients get their answer when the parent's turn ends.
-
-use std::time::Duration;
+//! ends are what the editor waits for), for at most `CodexOptions::subagent_wait` (ten
+//! minutes); children still working then are stopped and given up as failed. Other clients get their answer when the parent's turn ends.
 
 use tokio::time::Instant;
 
-use super::turn::{Ended, TurnRun};
-use super::{SessionSink, TurnEnd};
-
-/// How long a completed turn waits for its subagents (the peer's ten minutes).
-const CHILDREN_WAIT: Duration = Duration::from_secs(600);
+use super::turn::{Ended, PendingAsk, TurnRun};
+use super::{FuturesUnordered, SessionSink, TurnEnd};
+use crate::appserver::subagents;
 
 impl TurnRun<'_> {
     /// The parent's turn completed (`end`): whether its answer waits for the children still
@@ -22,7 +18,7 @@ impl TurnRun<'_> {
         }
         tracing::debug!("the turn ended with its subagents working: its answer waits for them");
         self.held_end = Some(end.clone());
-        self.children_by = Some(Instant::now() + CHILDREN_WAIT);
+        self.children_by = Some(Instant::now() + self.children_wait);
         true
     }
 
@@ -35,9 +31,21 @@ impl TurnRun<'_> {
         self.held_end.take()
     }
 
-    /// The wait ran out: the children still working are given up.
-    pub(super) fn children_outlasted(&mut self, sink: &dyn SessionSink) -> Ended {
-        tracing::warn!("subagents still worked when their wait ran out; the turn is answered without them");
+    /// The wait ran out: the children still working are stopped (what they asked answered
+    /// "cancel", their turns interrupted, their commands swept) and shown as given up.
+    pub(super) async fn children_outlasted(
+        &mut self,
+        asks: FuturesUnordered<PendingAsk<'_>>,
+        sink: &dyn SessionSink,
+    ) -> Ended {
+        tracing::warn!(
+            "subagents still worked when their wait ran out; they are stopped and the turn answered"
+        );
+        drop(asks);
+        for (id, cancelled) in std::mem::take(&mut self.waiting) {
+            self.respond(&id, cancelled);
+        }
+        subagents::stop(self.rpc, self.marker, self.subagents.threads()).await;
         self.subagents
             .close_open("Still working when acplb stopped waiting for it.", &mut self.out);
         self.children_by = None;

@@ -101,6 +101,8 @@ pub(crate) struct AppSession {
     follower: Option<JoinHandle<()>>,
     /// The thread's goal as the editor last saw it (ADR 0045).
     goal: Option<super::goals::Goal>,
+    /// The subagents earlier turns announced as sessions (their threads, ADR 0055).
+    announced: Vec<String>,
 }
 
 /// How the turn found its thread.
@@ -181,6 +183,7 @@ impl AppSession {
             updates_rx: Some(updates_rx),
             follower: None,
             goal: None,
+            announced: Vec::new(),
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -301,7 +304,8 @@ impl AppSession {
             self.thread.as_ref().map_or("", |t| t.id.as_str()),
             self.decoder_options(),
         )
-        .with_sessions(self.setup.session_id.clone(), self.setup.client_subagents);
+        .with_sessions(self.setup.session_id.clone(), self.setup.client_subagents)
+        .knowing(self.announced.clone());
         let collaboration = self.collaboration(slash.as_ref(), turn);
         let Some(thread) = self.thread.as_mut() else {
             return Err(ProviderError::Prepare("no codex thread".into()));
@@ -343,6 +347,7 @@ impl AppSession {
             next_turn_by: None,
             held_end: None,
             children_by: None,
+            children_wait: self.server.options().subagent_wait,
             stopping: false,
         };
         let inbox = &mut thread.inbox;
@@ -372,6 +377,7 @@ impl AppSession {
         conn.rpc.set_active(&thread_id, false);
         background::take_rest(&self.background, &mut run.decoder, inbox, sink);
         self.goal = run.goal.take();
+        self.announced = run.subagents.announced();
         let failure = self.conclude(run, &end, sink);
         self.outcome(end, &start_totals, failure).map(Some)
     }

@@ -54,6 +54,8 @@ pub(super) struct TurnRun<'a> {
     pub(super) held_end: Option<TurnEnd>,
     /// When that wait gives up.
     pub(super) children_by: Option<tokio::time::Instant>,
+    /// How long that wait lasts.
+    pub(super) children_wait: std::time::Duration,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -138,10 +140,12 @@ impl TurnRun<'_> {
                 }
                 // Cancel-safe, as above.
                 () = super::goal::until(self.children_by), if self.children_by.is_some() => {
-                    return self.children_outlasted(sink);
+                    drop(questions);
+                    return self.children_outlasted(asks, sink).await;
                 }
-                // Cancel-safe: a steered prompt not taken stays in the channel.
-                input = steer.next() => {
+                // Cancel-safe: a steered prompt not taken stays in the channel. Not while the
+                // answer waits for subagents: the turn is over, the prompt gets one of its own.
+                input = steer.next(), if self.held_end.is_none() => {
                     self.steered(&input.text).await;
                     self.flush(sink);
                 }
@@ -158,6 +162,10 @@ impl TurnRun<'_> {
                                 None => "Codex exited before this finished.",
                             };
                             self.close_open(why, sink);
+                            // A turn that ended and waited for its subagents keeps its end.
+                            if let Some(end) = self.held_end.take() {
+                                return Ended::Turn(end);
+                            }
                             return Ended::Gone(gone);
                         }
                         Incoming::Notification { method, params } => {
@@ -238,6 +246,9 @@ impl TurnRun<'_> {
 
     /// Returns how the turn ended once it has.
     pub(super) fn on_notification(&mut self, method: &str, params: &Value) -> Option<TurnEnd> {
+        // Codex's error words, a child's too, are cleared of secrets before anyone reads them.
+        let redacted = redact_error(self.rpc, method, params);
+        let params = redacted.as_ref().unwrap_or(params);
         if self.subagents.take(method, params, &mut self.out) {
             return self.children_done();
         }
@@ -260,8 +271,6 @@ impl TurnRun<'_> {
         if method == methods::TOKEN_USAGE_UPDATED {
             self.usage = Some(params.clone());
         }
-        let redacted = redact_error(self.rpc, method, params);
-        let params = redacted.as_ref().unwrap_or(params);
         match self.decoder.notification(method, params, &mut self.out)? {
             AppSignal::TurnStarted { turn_id } => {
                 self.turn_id.get_or_insert(turn_id);

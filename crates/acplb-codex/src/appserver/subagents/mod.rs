@@ -43,6 +43,8 @@ const SHOWN_LIMIT: usize = 64;
 const LINES_KEPT: usize = 40;
 /// The longest title, in characters.
 const TITLE_CHARS: usize = 80;
+/// How many announced subagent sessions a session remembers across its turns.
+const ANNOUNCED_KEPT: usize = 1024;
 
 /// One subagent as the editor sees it.
 #[derive(Debug)]
@@ -67,6 +69,8 @@ struct Child {
     meta: Option<Meta>,
     /// Its own session's id, when it is shown as one (ADR 0055); else it is a tool call.
     session: Option<String>,
+    /// Started or given work by what this turn saw, and not yet running: it will.
+    due: bool,
     /// Why its work stopped, once it has.
     stop: Option<Stop>,
 }
@@ -81,6 +85,8 @@ pub(crate) struct Subagents {
     sessions_of: Option<String>,
     /// Whether the parent's answer waits for its children (AIR's subagent sessions).
     waits: bool,
+    /// The children earlier turns announced as sessions (their threads).
+    known: Vec<String>,
 }
 
 impl Subagents {
@@ -92,7 +98,29 @@ impl Subagents {
             children: Vec::new(),
             sessions_of: None,
             waits: false,
+            known: Vec::new(),
         }
+    }
+
+    /// Knows the children earlier turns announced (`threads`): they are not announced again.
+    #[must_use]
+    pub(crate) fn knowing(mut self, threads: Vec<String>) -> Self {
+        self.known = threads;
+        self
+    }
+
+    /// The children announced as sessions so far, this turn's with the earlier ones (the
+    /// latest [`ANNOUNCED_KEPT`]).
+    pub(crate) fn announced(&self) -> Vec<String> {
+        let mut all = self.known.clone();
+        for child in self.children.iter().filter(|c| c.session.is_some()) {
+            if !all.contains(&child.thread_id) {
+                all.push(child.thread_id.clone());
+            }
+        }
+        let over = all.len().saturating_sub(ANNOUNCED_KEPT);
+        all.drain(..over);
+        all
     }
 
     /// Shows each child as a session of its own, of the parent's ACP session `session`, when
@@ -109,9 +137,12 @@ impl Subagents {
         self.waits
     }
 
-    /// Whether a child still works.
+    /// Whether a child still works: its turn runs, or this turn started it or gave it work
+    /// and it has not ended since. A child an item merely names (a wait) is not waited for.
     pub(crate) fn working(&self) -> bool {
-        self.children.iter().any(|c| is_open(c.status))
+        self.children
+            .iter()
+            .any(|c| is_open(c.status) && (c.turn_id.is_some() || c.due))
     }
 
     /// Takes a notification about the session's subagents (a child's own, or an item of the
@@ -121,8 +152,14 @@ impl Subagents {
         if let Some(spawned) = spawned::spawned(method, params) {
             let title = title(params);
             let task = params.pointer("/item/prompt").and_then(Value::as_str);
+            let due = spawned::gives_work(method, params);
             for child in spawned.children {
-                self.child(child, title.as_deref(), task, out);
+                if let Some(child) = self.child(child, title.as_deref(), task, out)
+                    && due
+                    && child.turn_id.is_none()
+                {
+                    child.due = true;
+                }
             }
         }
         let thread = params
@@ -251,7 +288,10 @@ impl Subagents {
                 let air = (self.options.air.as_ref()).map(|_| air_meta("subagent", true.into()));
                 let session = (self.sessions_of.as_deref()).map(|parent| route::child_id(parent, thread));
                 if let Some(session) = &session {
-                    out.push(sessions::announced(session, title, task));
+                    // One an earlier turn announced is the same session, going on.
+                    if !self.known.iter().any(|k| k == thread) {
+                        out.push(sessions::announced(session, title, task));
+                    }
                 } else {
                     let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
                     let call = ToolCall::new(call_id.clone(), shown)
@@ -275,6 +315,7 @@ impl Subagents {
                     asked: Vec::new(),
                     meta: air,
                     session,
+                    due: false,
                     stop: None,
                 });
                 return self.children.last_mut();
@@ -311,6 +352,7 @@ impl Subagents {
                     .pointer("/turn/id")
                     .and_then(Value::as_str)
                     .map(str::to_owned);
+                child.due = false;
                 // A session's state says so at each turn's start; a call's status when it changes.
                 if child.status != ToolCallStatus::InProgress || child.session.is_some() {
                     child.status = ToolCallStatus::InProgress;
@@ -395,6 +437,9 @@ impl Subagents {
             let message = state.get("message").and_then(Value::as_str);
             let (ended, stop) = match state.get("status").and_then(Value::as_str) {
                 Some("completed") => (ToolCallStatus::Completed, Stop::EndTurn),
+                Some("interrupted") => (ToolCallStatus::Failed, Stop::Cancelled),
+                // Closed: it works no more, and said nothing of how it ended.
+                Some("shutdown") => (ToolCallStatus::Completed, Stop::Unknown),
                 Some(how @ ("errored" | "notFound")) => {
                     let why = message.unwrap_or(if how == "notFound" {
                         "Codex no longer knows the subagent"

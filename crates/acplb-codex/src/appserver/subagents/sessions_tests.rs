@@ -184,3 +184,61 @@ fn without_sessions_the_child_stays_a_tool_call() {
     );
     assert!(out.iter().all(|u| route::of(u).is_none()));
 }
+
+#[test]
+fn a_child_an_earlier_turn_announced_goes_on_without_a_new_announcement() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t2-".into();
+    let mut s = Subagents::new("parent", options)
+        .with_sessions("S1".into(), Some(SubagentSessions::Acp))
+        .knowing(vec!["c".into()]);
+    let mut out = Vec::new();
+    assert!(s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c2"}})),
+        &mut out
+    ));
+    let all = addressed(&out);
+    assert!(
+        all.iter().all(|(_, u)| u.get("title").is_none()),
+        "not announced again: {all:?}"
+    );
+    assert_eq!(all[0].1["state"], json!({"state": "running"}));
+    assert_eq!(s.announced(), ["c"]);
+}
+
+#[test]
+fn a_child_a_wait_only_names_is_not_waited_for_and_a_spawned_one_is() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t1-".into();
+    let mut s = Subagents::new("parent", options).with_sessions("S1".into(), Some(SubagentSessions::Air));
+    assert!(s.waits());
+    let mut out = Vec::new();
+    let wait = json!({"threadId": "parent", "item": {"type": "collabAgentToolCall", "id": "w", "tool": "wait",
+        "status": "completed", "receiverThreadIds": ["old"], "agentsStates": {"old": {"status": "running"}}}});
+    s.take("item/completed", &wait, &mut out);
+    assert!(!s.working(), "a wait gives no work");
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    assert!(s.working(), "spawned, not yet running: it will");
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    assert!(s.working());
+    s.take(
+        "turn/completed",
+        &of_child("c", json!({"turn": {"id": "c1", "status": "completed"}})),
+        &mut out,
+    );
+    assert!(!s.working());
+    // Codex's other ends of a child, in a collaboration item's states.
+    out.clear();
+    s.take("item/completed", &spawn("d", "x"), &mut out);
+    let states = json!({"threadId": "parent", "item": {"type": "collabAgentToolCall", "id": "w2", "tool": "wait",
+        "status": "completed", "receiverThreadIds": ["d"], "agentsStates": {"d": {"status": "interrupted"}}}});
+    s.take("item/completed", &states, &mut out);
+    assert!(!s.working());
+    let last = serde_json::to_value(out.last().unwrap()).unwrap();
+    assert_eq!(last["state"], json!({"state": "idle", "stopReason": "cancelled"}));
+}

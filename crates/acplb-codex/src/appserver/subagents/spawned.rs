@@ -53,6 +53,29 @@ pub(crate) fn spawned<'a>(method: &str, params: &'a Value) -> Option<Spawned<'a>
     }
 }
 
+/// Whether what `method` with `params` says of its children gives them work: a new thread, a
+/// spawn or a message sent (`spawnAgent`, `sendInput`, `resumeAgent`), an activity `started` or
+/// `interacted`. A wait or a close names children without giving them any.
+pub(crate) fn gives_work(method: &str, params: &Value) -> bool {
+    if method == methods::THREAD_STARTED {
+        return true;
+    }
+    let Some(item) = params.get("item") else {
+        return false;
+    };
+    match item.get("type").and_then(Value::as_str) {
+        Some(SUBAGENT_ACTIVITY) => matches!(
+            item.get("kind").and_then(Value::as_str),
+            Some("started" | "interacted")
+        ),
+        Some(COLLAB_CALL) => matches!(
+            item.get("tool").and_then(Value::as_str),
+            Some("spawnAgent" | "sendInput" | "resumeAgent")
+        ),
+        _ => false,
+    }
+}
+
 /// A spawned agent's life as its parent sees it (`started`, `interacted`, `interrupted`,
 /// `completed`): Codex's multi-agent v2.
 pub(crate) const SUBAGENT_ACTIVITY: &str = "subAgentActivity";

@@ -3,28 +3,35 @@
 
 use std::collections::HashMap;
 
+use agent_client_protocol::schema::MaybeUndefined;
 use agent_client_protocol::v1::schema::{
-    CompactionStatus, ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionUpdate, ToolCallContent,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    CompactionStatus, ContentBlock, ContentChunk, Notice, NoticeSeverity, SessionUpdate, StateUpdate,
+    SubagentUpdate, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    UnknownStateUpdate,
 };
 
 use super::as_text::AsText;
 use super::history::History;
 use super::record::{Record, now};
+use crate::provider::route;
 
 /// Why a turn ended without an end, as the editor is told.
 pub const INTERRUPTED: &str = "acplb stopped before this turn ended";
 
 /// The records that close a turn left open when acplb stopped (crash, kill): each of its tool
-/// calls still pending or running fails with that reason, then the turn ends `interrupted`.
-/// Empty when every turn ended. The caller appends them to the journal and to `history`.
+/// calls still pending or running fails with that reason (in the subagent session it was of,
+/// ADR 0055), each subagent session still running is told its state is unknown, then the turn
+/// ends `interrupted`. Empty when every turn ended. The caller appends them to the journal and
+/// to `history`.
 pub fn repair(history: &History) -> Vec<Record> {
     let Some(open) = history.facts().open_turn else {
         return Vec::new();
     };
     let mut in_turn = false;
-    let mut calls: Vec<String> = Vec::new();
+    let mut calls: Vec<(String, Option<String>)> = Vec::new();
     let mut status: HashMap<String, ToolCallStatus> = HashMap::new();
+    // Subagent sessions of the turn, and whether each still ran.
+    let mut children: Vec<(String, bool)> = Vec::new();
     for record in &history.records {
         match record {
             Record::Prompt {
@@ -34,7 +41,7 @@ pub fn repair(history: &History) -> Vec<Record> {
                 SessionUpdate::ToolCall(call) => {
                     let id = call.tool_call_id.to_string();
                     if !status.contains_key(&id) {
-                        calls.push(id.clone());
+                        calls.push((id.clone(), route::of(u).map(str::to_owned)));
                     }
                     status.insert(id, call.status);
                 }
@@ -42,9 +49,23 @@ pub fn repair(history: &History) -> Vec<Record> {
                     let id = update.tool_call_id.to_string();
                     if let Some(s) = update.fields.status {
                         if !status.contains_key(&id) {
-                            calls.push(id.clone());
+                            calls.push((id.clone(), route::of(u).map(str::to_owned)));
                         }
                         status.insert(id, s);
+                    }
+                }
+                SessionUpdate::SubagentUpdate(child) => {
+                    let id = child.session_id.to_string();
+                    let runs = match &child.state {
+                        MaybeUndefined::Value(StateUpdate::Running(_) | StateUpdate::RequiresAction(_)) => {
+                            Some(true)
+                        }
+                        MaybeUndefined::Value(_) | MaybeUndefined::Null => Some(false),
+                        MaybeUndefined::Undefined => None,
+                    };
+                    match children.iter_mut().find(|(c, _)| *c == id) {
+                        Some((_, ran)) => *ran = runs.unwrap_or(*ran),
+                        None => children.push((id, runs.unwrap_or(false))),
                     }
                 }
                 _ => {}
@@ -54,22 +75,30 @@ pub fn repair(history: &History) -> Vec<Record> {
     }
     let mut records: Vec<Record> = calls
         .into_iter()
-        .filter(|id| {
+        .filter(|(id, _)| {
             matches!(
                 status.get(id),
                 Some(ToolCallStatus::Pending | ToolCallStatus::InProgress)
             )
         })
-        .map(|id| {
+        .map(|(id, child)| {
             let text = ContentBlock::from(format!("Interrupted: {INTERRUPTED}."));
             let fields = ToolCallUpdateFields::new()
                 .status(ToolCallStatus::Failed)
                 .content(vec![ToolCallContent::from(text)]);
-            Record::Update {
-                u: Box::new(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields))),
+            let mut u = SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(id, fields));
+            if let Some(child) = child {
+                let _marked = route::to(&mut u, &child);
             }
+            Record::Update { u: Box::new(u) }
         })
         .collect();
+    records.extend(children.into_iter().filter(|(_, runs)| *runs).map(|(id, _)| {
+        let unknown = SubagentUpdate::new(id).state(StateUpdate::Unknown(UnknownStateUpdate::new()));
+        Record::Update {
+            u: Box::new(SessionUpdate::SubagentUpdate(unknown)),
+        }
+    }));
     records.push(Record::TurnEnd {
         turn: open,
         at: now(),

@@ -10,6 +10,7 @@ use agent_client_protocol::v1::schema::{
 };
 
 use super::*;
+use serde_json::json;
 
 const ID: &str = "0b6a3f0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b";
 
@@ -328,4 +329,50 @@ fn a_subagents_session_is_named_in_the_history_and_its_words_stay_its_own() {
     );
     let d = digest(&history, 4000).unwrap();
     assert!(d.ends_with("User: ask a helper\n\nAgent: It is done."), "{d}");
+}
+
+/// A turn left open while a subagent session worked (ADR 0055): its open call fails in the
+/// child's session, and the child, still running, is told its state is unknown.
+#[test]
+fn a_repair_closes_a_childs_call_in_its_session_and_its_state_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    j.prompt(1, &[ContentBlock::from("ask a helper")], false);
+    for state in [
+        json!({"state": "running"}),
+        json!({"state": "idle", "stopReason": "end_turn"}),
+    ] {
+        let child = if state["state"] == "running" {
+            "S:subagent:a"
+        } else {
+            "S:subagent:b"
+        };
+        j.update(&plan(
+            json!({"sessionUpdate": "subagent_update", "sessionId": child, "title": "t", "capabilities": {}}),
+        ));
+        j.update(&plan(
+            json!({"sessionUpdate": "subagent_update", "sessionId": child, "state": state}),
+        ));
+    }
+    let mut call = SessionUpdate::ToolCall(ToolCall::new("c1", "sleep").status(ToolCallStatus::InProgress));
+    assert!(crate::provider::route::to(&mut call, "S:subagent:a"));
+    j.update(&call);
+    let fix = repair(&read(dir.path(), ID).unwrap());
+    assert_eq!(fix.len(), 3, "{fix:?}");
+    let Record::Update { u } = &fix[0] else {
+        panic!("{fix:?}")
+    };
+    assert_eq!(
+        crate::provider::route::of(u),
+        Some("S:subagent:a"),
+        "closed in the child's session"
+    );
+    let Record::Update { u } = &fix[1] else {
+        panic!("{fix:?}")
+    };
+    assert_eq!(
+        serde_json::to_value(u.as_ref()).unwrap(),
+        json!({"sessionUpdate": "subagent_update", "sessionId": "S:subagent:a", "state": {"state": "unknown"}})
+    );
+    assert!(matches!(&fix[2], Record::TurnEnd { stop, .. } if stop == "interrupted"));
 }
