@@ -9,14 +9,14 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest, StopReason,
+    ClientCapabilities, InitializeRequest, NewSessionRequest, StopReason,
 };
 use serde_json::{Value, json};
 
 use crate::air_tasks::task_notes;
 use crate::harness::prompt;
 use crate::live::Live;
-use crate::subagent_sessions::{announced, states, text_of};
+use crate::subagent_sessions::{announced, reload_as, states, text_of};
 use crate::subagents::{exec_notice_shown, live, on_exec, subagent};
 
 /// AIR's declaration of subagent sessions.
@@ -123,22 +123,7 @@ async fn an_air_client_gets_each_subagent_as_a_session_in_airs_shapes() {
     );
     assert!(text_of(&all, &parent).contains("The helper has finished."));
     // A load replays the child in AIR's shapes too, on the same ids.
-    live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
-    live.respawn();
-    let (ws, updates) = (live.workspace(), live.updates.clone());
-    let caps: ClientCapabilities = serde_json::from_value(native()).unwrap();
-    let id = parent.clone();
-    live.acplb
-        .client(&updates, async |cx| {
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            cx.send_request(LoadSessionRequest::new(id, &ws))
-                .block_task()
-                .await
-        })
-        .await
-        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    reload_as(&mut live, native(), &parent).await;
     let again = live.updates.all_with_sessions();
     assert!(
         text_of(&again, &child).contains("The workspace holds README.md and more."),

@@ -8,7 +8,7 @@
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    ClientCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest, StopReason,
+    ClientCapabilities, InitializeRequest, LoadSessionRequest, NewSessionRequest, SessionId, StopReason,
 };
 use serde_json::{Value, json};
 
@@ -36,6 +36,27 @@ pub async fn turn_of(live: &mut Live, client: Value, mode: Option<&str>, text: &
         })
         .await
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()))
+}
+
+/// A new acplb (the last one gone), loading `session` for a client that declared `client`
+/// (the `clientCapabilities` JSON); its updates replace the earlier ones in `live.updates`.
+pub async fn reload_as(live: &mut Live, client: Value, session: &str) {
+    live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
+    live.respawn();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let caps: ClientCapabilities = serde_json::from_value(client).unwrap();
+    let id = SessionId::new(session);
+    live.acplb
+        .client(&updates, async |cx| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            cx.send_request(LoadSessionRequest::new(id, &ws))
+                .block_task()
+                .await
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
 }
 
 /// The announcements of children on `parent`'s session.
@@ -142,27 +163,12 @@ async fn a_subagent_is_a_session_of_its_own_for_a_client_that_takes_them_and_a_l
     // A load by a client that takes subagent sessions gets them again, on the same ids; one
     // that does not gets none of them (no id it never heard of).
     for takes in [true, false] {
-        live.acplb.wait_exit(std::time::Duration::from_secs(10)).await;
-        live.respawn();
-        let (ws, updates) = (live.workspace(), live.updates.clone());
-        let caps: ClientCapabilities = serde_json::from_value(if takes {
+        let caps = if takes {
             json!({"subagents": {}})
         } else {
             json!({})
-        })
-        .unwrap();
-        let id = parent.clone();
-        live.acplb
-            .client(&updates, async |cx| {
-                cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                    .block_task()
-                    .await?;
-                cx.send_request(LoadSessionRequest::new(id, &ws))
-                    .block_task()
-                    .await
-            })
-            .await
-            .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+        };
+        reload_as(&mut live, caps, &parent).await;
         let replayed = live.updates.all_with_sessions();
         if takes {
             assert_eq!(check_child_session(&replayed, &parent), child);
@@ -231,5 +237,13 @@ async fn a_subagents_approval_is_asked_in_its_own_session() {
             "the approved command's call ended in the child's session: {all:?}"
         );
         assert!(text_of(&all, &child).contains("Escalation result:"), "{all:?}");
+        if !is_air {
+            // While the editor was asked, the child said it waited for it; then it ran again.
+            let states = states(&all, &parent, &child);
+            let asked = states.iter().position(|s| s["state"] == "requires_action");
+            let asked = asked.unwrap_or_else(|| panic!("no requires_action: {states:?}"));
+            assert_eq!(states[asked + 1], json!({"state": "running"}), "{states:?}");
+            assert_eq!(states.last().unwrap()["state"], "idle", "{states:?}");
+        }
     }
 }

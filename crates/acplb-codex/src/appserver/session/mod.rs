@@ -348,6 +348,7 @@ impl AppSession {
             held_end: None,
             children_by: None,
             children_wait: self.server.options().subagent_wait,
+            child_asks: Vec::new(),
             stopping: false,
         };
         let inbox = &mut thread.inbox;

@@ -56,6 +56,8 @@ pub(super) struct TurnRun<'a> {
     pub(super) children_by: Option<tokio::time::Instant>,
     /// How long that wait lasts.
     pub(super) children_wait: std::time::Duration,
+    /// Asks of subagents waiting on the editor: the request's id and the child's thread.
+    pub(super) child_asks: Vec<(Value, String)>,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -132,6 +134,11 @@ impl TurnRun<'_> {
                     };
                     self.waiting.retain(|(waiting, _)| *waiting != id);
                     self.respond(&id, result);
+                    if let Some(at) = self.child_asks.iter().position(|(asked, _)| *asked == id) {
+                        let (_, thread) = self.child_asks.swap_remove(at);
+                        self.subagents.editor_asks(&thread, false, &mut self.out);
+                        self.flush(sink);
+                    }
                 }
                 // Cancel-safe: a sleep holds no state.
                 () = super::goal::until(self.next_turn_by), if self.next_turn_by.is_some() => {
@@ -218,6 +225,12 @@ impl TurnRun<'_> {
                 session: self.subagents.session_of(&params),
             };
             self.waiting.push((id.clone(), ask.cancelled()));
+            if let Some(thread) = params.get("threadId").and_then(Value::as_str)
+                && self.subagents.is_child(&params)
+            {
+                self.subagents.editor_asks(thread, true, &mut self.out);
+                self.child_asks.push((id.clone(), thread.to_owned()));
+            }
             asks.push(Box::pin(async move {
                 let answer = sink.request_permission(question).await;
                 (id, ask, answer)

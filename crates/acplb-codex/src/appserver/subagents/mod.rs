@@ -71,6 +71,8 @@ struct Child {
     session: Option<String>,
     /// Started or given work by what this turn saw, and not yet running: it will.
     due: bool,
+    /// What it asked the editor that is not answered yet.
+    open_asks: usize,
     /// Why its work stopped, once it has.
     stop: Option<Stop>,
 }
@@ -219,6 +221,28 @@ impl Subagents {
         child.session.clone()
     }
 
+    /// The editor was asked something of the child on `thread` (`asking`), or one such ask was
+    /// answered: a child shown as a session, still working, says it waits for the editor, then
+    /// that it runs again once nothing it asked is open.
+    pub(crate) fn editor_asks(&mut self, thread: &str, asking: bool, out: &mut Vec<SessionUpdate>) {
+        let Some(child) = self.children.iter_mut().find(|c| c.thread_id == thread) else {
+            return;
+        };
+        child.open_asks = if asking {
+            child.open_asks + 1
+        } else {
+            child.open_asks.saturating_sub(1)
+        };
+        let Some(session) = child.session.as_deref().filter(|_| is_open(child.status)) else {
+            return;
+        };
+        match (asking, child.open_asks) {
+            (true, 1) => out.push(sessions::requires_action(session)),
+            (false, 0) => out.push(sessions::state(session, None)),
+            _ => {}
+        }
+    }
+
     /// Whether `params` are about another thread than the session's (a child's request).
     pub(crate) fn is_child(&self, params: &Value) -> bool {
         params
@@ -316,6 +340,7 @@ impl Subagents {
                     meta: air,
                     session,
                     due: false,
+                    open_asks: 0,
                     stop: None,
                 });
                 return self.children.last_mut();

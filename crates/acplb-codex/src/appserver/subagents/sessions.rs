@@ -5,8 +5,8 @@
 
 use acplb_core::provider::route;
 use agent_client_protocol::v1::schema::{
-    ErrorStopReason, IdleStateUpdate, IdleStopReason, RunningStateUpdate, SessionUpdate, StateUpdate,
-    SubagentSessionCapabilities, SubagentUpdate, UnknownStateUpdate,
+    ErrorStopReason, IdleStateUpdate, IdleStopReason, RequiresActionStateUpdate, RunningStateUpdate,
+    SessionUpdate, StateUpdate, SubagentSessionCapabilities, SubagentUpdate, UnknownStateUpdate,
 };
 
 /// The longest task a child's announcement describes, in characters.
@@ -60,6 +60,12 @@ pub(super) fn state(id: &str, stop: Option<&Stop>) -> SessionUpdate {
         }
         Some(Stop::Unknown) => StateUpdate::Unknown(UnknownStateUpdate::new()),
     };
+    SessionUpdate::SubagentUpdate(SubagentUpdate::new(id.to_owned()).state(state))
+}
+
+/// The child `id` waits for the editor's answer to what it asked.
+pub(super) fn requires_action(id: &str) -> SessionUpdate {
+    let state = StateUpdate::RequiresAction(RequiresActionStateUpdate::new());
     SessionUpdate::SubagentUpdate(SubagentUpdate::new(id.to_owned()).state(state))
 }
 

@@ -242,3 +242,30 @@ fn a_child_a_wait_only_names_is_not_waited_for_and_a_spawned_one_is() {
     let last = serde_json::to_value(out.last().unwrap()).unwrap();
     assert_eq!(last["state"], json!({"state": "idle", "stopReason": "cancelled"}));
 }
+
+#[test]
+fn a_child_waiting_on_the_editor_says_so_until_nothing_it_asked_is_open() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "ask"), &mut out);
+    out.clear();
+    s.editor_asks("c", true, &mut out);
+    s.editor_asks("c", true, &mut out);
+    s.editor_asks("c", false, &mut out);
+    assert_eq!(out.len(), 1, "one ask still open: {:?}", addressed(&out));
+    s.editor_asks("c", false, &mut out);
+    let states: Vec<Value> = addressed(&out)
+        .into_iter()
+        .map(|(_, u)| u["state"].clone())
+        .collect();
+    assert_eq!(
+        states,
+        [json!({"state": "requires_action"}), json!({"state": "running"})]
+    );
+    // A child that ended says nothing more; an unknown one is ignored.
+    s.turn_ended(true, &mut out);
+    out.clear();
+    s.editor_asks("c", true, &mut out);
+    s.editor_asks("nobody", true, &mut out);
+    assert!(out.is_empty());
+}
