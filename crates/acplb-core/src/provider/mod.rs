@@ -80,7 +80,21 @@ impl SteerInbox {
         }
         std::future::pending().await
     }
+
+    /// Takes no more prompts: the turn is over, though its answer waits for something else. A
+    /// prompt sent after this is not steered; it waits for a turn of its own.
+    pub fn close(&self) {
+        if let Some(rx) = &self.0
+            && let Ok(mut rx) = rx.try_lock()
+        {
+            rx.close();
+        }
+    }
 }
+
+#[cfg(test)]
+#[path = "steer_tests.rs"]
+mod steer_tests;
 
 /// An image attached to a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,8 @@ impl TurnRun<'_> {
     /// The parent's turn completed (`end`): whether its answer waits for the children still
     /// working.
     pub(super) fn waits_for_children(&mut self, end: &TurnEnd) -> bool {
-        if *end != TurnEnd::Completed || !self.subagents.waits() || !self.subagents.working() {
+        if *end != TurnEnd::Completed || self.stopping || !self.subagents.waits() || !self.subagents.working()
+        {
             return false;
         }
         tracing::debug!("the turn ended with its subagents working: its answer waits for them");

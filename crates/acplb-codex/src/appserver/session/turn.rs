@@ -79,6 +79,11 @@ impl TurnRun<'_> {
         let mut open = OpenQuestions::default();
         let end = self.drive_with(inbox, sink, cancel, steer, &mut open).await;
         open.close(self.notices);
+        // What is still asked when the turn ended (a subagent's ask, its parent done) is
+        // answered "cancel": nothing Codex asked is left without an answer.
+        for (id, cancelled) in std::mem::take(&mut self.waiting) {
+            self.respond(&id, cancelled);
+        }
         end
     }
 
@@ -159,6 +164,9 @@ impl TurnRun<'_> {
                 // Cancel-safe, as above; not polled while too many asks wait for the editor.
                 msg = inbox.recv(), if asks.len() + questions.len() < OPEN_ASKS => {
                     let Some(msg) = msg else {
+                        if let Some(end) = self.held_end.take() {
+                            return Ended::Turn(end);
+                        }
                         return Ended::Gone(Gone::closed());
                     };
                     self.record(&msg);
@@ -179,6 +187,11 @@ impl TurnRun<'_> {
                             if let Some(end) = self.on_notification(&method, &params) {
                                 self.flush(sink);
                                 return Ended::Turn(end);
+                            }
+                            // The turn is over while its answer waits for subagents: a prompt
+                            // sent now gets a turn of its own.
+                            if self.held_end.is_some() {
+                                steer.close();
                             }
                             if let Some(asked) = self.asked_beside(&method, &params) {
                                 // The message's text first, then its form.

@@ -161,6 +161,11 @@ impl Subagents {
                     && child.turn_id.is_none()
                 {
                     child.due = true;
+                    // A known session spawned anew works again.
+                    if child.session.is_some() && !is_open(child.status) {
+                        child.status = ToolCallStatus::InProgress;
+                        child.stop = None;
+                    }
                 }
             }
         }
@@ -311,12 +316,12 @@ impl Subagents {
                 options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
                 let air = (self.options.air.as_ref()).map(|_| air_meta("subagent", true.into()));
                 let session = (self.sessions_of.as_deref()).map(|parent| route::child_id(parent, thread));
-                if let Some(session) = &session {
-                    // One an earlier turn announced is the same session, going on.
-                    if !self.known.iter().any(|k| k == thread) {
-                        out.push(sessions::announced(session, title, task));
-                    }
-                } else {
+                // One an earlier turn announced is the same session, going on: idle until its
+                // next turn starts (an item that only names it changes nothing).
+                let known = session.is_some() && self.known.iter().any(|k| k == thread);
+                if let Some(session) = session.as_deref().filter(|_| !known) {
+                    out.push(sessions::announced(session, title, task));
+                } else if session.is_none() {
                     let shown = title.map_or_else(|| "Subagent".to_owned(), |t| format!("Subagent: {t}"));
                     let call = ToolCall::new(call_id.clone(), shown)
                         .name(names::SPAWN_AGENT.to_owned())
@@ -331,7 +336,11 @@ impl Subagents {
                     call_id,
                     task: title.map(str::to_owned),
                     turn_id: None,
-                    status: ToolCallStatus::InProgress,
+                    status: if known {
+                        ToolCallStatus::Completed
+                    } else {
+                        ToolCallStatus::InProgress
+                    },
                     lines: Vec::new(),
                     dropped: 0,
                     result: None,
@@ -346,12 +355,14 @@ impl Subagents {
                 return self.children.last_mut();
             }
         };
+        // A session an earlier turn announced keeps the title it was given then.
+        let known = self.known.iter().any(|k| k == thread);
         let child = &mut self.children[index];
         if let Some(title) = title.filter(|_| child.task.is_none()) {
             child.task = Some(title.to_owned());
-            if let Some(session) = &child.session {
+            if let Some(session) = child.session.as_deref().filter(|_| !known) {
                 out.push(sessions::retitled(session, title));
-            } else {
+            } else if child.session.is_none() {
                 let fields = ToolCallUpdateFields::new().title(format!("Subagent: {title}"));
                 emit::tool_progress(out, child.call_id.clone(), fields);
             }

@@ -208,6 +208,28 @@ fn a_child_an_earlier_turn_announced_goes_on_without_a_new_announcement() {
 }
 
 #[test]
+fn a_known_child_a_later_turn_only_names_stays_idle_and_gets_no_false_end() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t3-".into();
+    let mut s = Subagents::new("parent", options)
+        .with_sessions("S1".into(), Some(SubagentSessions::Air))
+        .knowing(vec!["c".into()]);
+    let mut out = Vec::new();
+    let wait = json!({"threadId": "parent", "item": {"type": "collabAgentToolCall", "id": "w", "tool": "closeAgent",
+        "status": "completed", "receiverThreadIds": ["c"], "agentsStates": {"c": {"status": "shutdown"}}}});
+    s.take("item/completed", &wait, &mut out);
+    let queued = json!({"threadId": "parent", "item": {"type": "subAgentActivity", "id": "a", "kind": "interacted",
+        "agentThreadId": "c", "agentPath": "/root/c"}});
+    s.take("item/completed", &queued, &mut out);
+    assert!(!s.working(), "named and sent a message, not running: no wait");
+    s.turn_ended(false, &mut out);
+    assert!(out.is_empty(), "no announcement, no end: {:?}", addressed(&out));
+    // Spawned anew, it works again.
+    s.take("item/completed", &spawn("c", "again"), &mut out);
+    assert!(s.working());
+}
+
+#[test]
 fn a_child_a_wait_only_names_is_not_waited_for_and_a_spawned_one_is() {
     let mut options = DecoderOptions::new("/repo");
     options.id_prefix = "t1-".into();

@@ -53,9 +53,10 @@ pub(crate) fn spawned<'a>(method: &str, params: &'a Value) -> Option<Spawned<'a>
     }
 }
 
-/// Whether what `method` with `params` says of its children gives them work: a new thread, a
-/// spawn or a message sent (`spawnAgent`, `sendInput`, `resumeAgent`), an activity `started` or
-/// `interacted`. A wait or a close names children without giving them any.
+/// Whether what `method` with `params` says of its children starts them working: a new thread,
+/// a spawn (`spawnAgent`, an activity `started`). A wait, a close, a message queued for a child
+/// (`interacted`, `sendInput`) or a resume name children without surely starting a turn of
+/// theirs: such a child counts as working once its turn starts.
 pub(crate) fn gives_work(method: &str, params: &Value) -> bool {
     if method == methods::THREAD_STARTED {
         return true;
@@ -64,14 +65,8 @@ pub(crate) fn gives_work(method: &str, params: &Value) -> bool {
         return false;
     };
     match item.get("type").and_then(Value::as_str) {
-        Some(SUBAGENT_ACTIVITY) => matches!(
-            item.get("kind").and_then(Value::as_str),
-            Some("started" | "interacted")
-        ),
-        Some(COLLAB_CALL) => matches!(
-            item.get("tool").and_then(Value::as_str),
-            Some("spawnAgent" | "sendInput" | "resumeAgent")
-        ),
+        Some(SUBAGENT_ACTIVITY) => item.get("kind").and_then(Value::as_str) == Some("started"),
+        Some(COLLAB_CALL) => item.get("tool").and_then(Value::as_str) == Some("spawnAgent"),
         _ => false,
     }
 }
