@@ -2,7 +2,7 @@
 //! app-server: a capability that is not an object keeps the tool calls; a child whose model
 //! fails ends idle with Codex's error; the editor prompting or loading a child's session is
 //! told why it cannot, and the parent goes on; a cancel while a child works ends it cancelled,
-//! at once, in ACP's shapes and in AIR's.
+//! at once, in ACP's shapes and in AIR's; Codex killed while a child works leaves it `unknown`.
 
 use std::time::{Duration, Instant};
 
@@ -290,4 +290,73 @@ async fn leave_a_sleeper(live: &mut crate::live::Live, cancel: bool) -> (StopRea
         })
         .await
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()))
+}
+
+/// Codex killed while a child works in its own session: the prompt fails with why, the child's
+/// state becomes `unknown` (nobody can say what it does), and the session's next prompt runs on
+/// a new Codex.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_killed_while_a_child_works_leaves_it_unknown_and_the_session_goes_on() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let marker = live.codex_marker();
+    let (failed, next, parent) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            let parent = s.session_id.to_string();
+            let turn = cx.send_request(PromptRequest::new(
+                s.session_id.clone(),
+                vec!["scenario:subagent_slow nap".into()],
+            ));
+            let sleeping = || {
+                seen.all_with_sessions().iter().any(|(s, u)| {
+                    *s != parent && u["sessionUpdate"] == "tool_call" && u.to_string().contains("sleep 30")
+                })
+            };
+            assert!(
+                eventually(Duration::from_secs(60), sleeping).await,
+                "the child's sleep never showed"
+            );
+            // Codex's own process: `codex app-server`.
+            let server = crate::harness::processes_with_env(&marker)
+                .into_iter()
+                .find(|pid| {
+                    std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(b"app-server".as_slice()))
+                })
+                .expect("the app-server runs");
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(i32::try_from(server).unwrap()),
+                nix::sys::signal::Signal::SIGKILL,
+            )
+            .unwrap();
+            let failed = turn.block_task().await;
+            let next = prompt(&cx, &s.session_id, "hello again").await?.stop_reason;
+            Ok((failed, next, parent))
+        })
+        .await
+        .unwrap();
+    let error = failed.expect_err("the turn fails");
+    assert!(
+        error.message.contains("exited before the turn finished"),
+        "{}",
+        error.message
+    );
+    assert_eq!(next, StopReason::EndTurn);
+    let all = live.updates.all_with_sessions();
+    let child = announced(&all, &parent)[0]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let last = states(&all, &parent, &child).pop().unwrap();
+    assert_eq!(last, json!({"state": "unknown"}), "{all:?}");
 }

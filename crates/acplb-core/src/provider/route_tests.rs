@@ -1,3 +1,5 @@
+//! A mark names its session until it is taken, keeps the update's own `_meta`, and survives the journal's round trip.
+
 use agent_client_protocol::v1::schema::{
     ContentChunk, SessionInfoUpdate, SessionUpdate, SubagentUpdate, ToolCall, ToolCallUpdate,
     ToolCallUpdateFields,

@@ -1,3 +1,5 @@
+//! A closed steer inbox refuses new prompts and keeps the ones it had.
+
 use super::*;
 
 #[tokio::test]

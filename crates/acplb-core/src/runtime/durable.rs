@@ -110,13 +110,13 @@ pub(super) async fn off_loop<T: Send + 'static>(
 
 fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
     let unknown = || {
-        let why = wire::subagents_session(id).unwrap_or_else(|| {
+        wire::invalid_params(
+            Reason::UnknownSession,
             format!(
                 "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
                 state::sessions_dir(state).display()
-            )
-        });
-        wire::invalid_params(Reason::UnknownSession, why)
+            ),
+        )
     };
     let dir = SessionDir::open(state, id).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => unknown(),

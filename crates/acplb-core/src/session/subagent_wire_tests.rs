@@ -1,3 +1,5 @@
+//! Each update's wire form: a child's to its session (AIR's by its thread), announcements and ends in ACP's or AIR's kinds.
+
 use agent_client_protocol::v1::schema::{
     ContentChunk, ErrorStopReason, IdleStateUpdate, IdleStopReason, RunningStateUpdate, SessionId,
     SessionUpdate, StateUpdate, SubagentSessionCapabilities, SubagentUpdate, UnknownStateUpdate,

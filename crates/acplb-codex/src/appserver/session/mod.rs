@@ -42,6 +42,7 @@ mod finish;
 mod forms;
 mod goal;
 mod interrupt;
+mod requests;
 mod thread;
 mod turn;
 

@@ -1,15 +1,14 @@
 //! One running turn on app-server: the thread's messages in (decoded into updates), permission
-//! asks raced against cancel, and steering (the interrupt that ends a cancelled turn:
-//! `interrupt.rs`).
+//! asks raced against cancel (the requests themselves: `requests.rs`), and steering (the
+//! interrupt that ends a cancelled turn: `interrupt.rs`).
 
 use super::beside::OpenQuestions;
-use super::forms::{Asker, PendingQuestion, form};
+use super::forms::{Asker, PendingQuestion};
 use super::{
     AppDecoder, AppSignal, Ask, CancellationToken, FuturesUnordered, Gone, Inbox, Incoming, PermissionAnswer,
     Rpc, RpcFailure, SessionSink, SessionUpdate, StreamExt, ToolCallStatus, Totals, Transcript, TurnEnd,
-    Value, answer_user_input, json, turn_input,
+    Value, json, turn_input,
 };
-use crate::appserver::mcp_form;
 use crate::appserver::protocol::requests::TurnSteer;
 use crate::appserver::protocol::{Request, methods};
 use crate::appserver::subagents::Subagents;
@@ -208,65 +207,6 @@ impl TurnRun<'_> {
                     sink.ready().await;
                 }
             }
-        }
-    }
-
-    /// A request of Codex's: a permission ask or a question put to the editor (its answer
-    /// awaited beside the turn), else answered at once.
-    fn on_request<'s>(
-        &mut self,
-        id: Value,
-        method: &str,
-        params: Value,
-        sink: &'s dyn SessionSink,
-        asks: &mut FuturesUnordered<PendingAsk<'s>>,
-        questions: &mut FuturesUnordered<PendingQuestion<'s>>,
-    ) {
-        let ask = if self.subagents.is_child(&params) {
-            self.subagents.ask(method, &params)
-        } else {
-            Ask::from_request(method, &params, &self.decoder)
-        };
-        if let Some(ask) = ask {
-            let air = self.decoder.options().air.is_some();
-            let question = acplb_core::provider::PermissionAsk {
-                tool_call: ask.tool_call.clone(),
-                options: ask.options.clone(),
-                meta: air
-                    .then(|| super::super::approval::air_permission(method, &params))
-                    .flatten(),
-                session: self.subagents.session_of(&params),
-            };
-            self.waiting.push((id.clone(), ask.cancelled()));
-            if let Some(thread) = params.get("threadId").and_then(Value::as_str)
-                && self.subagents.is_child(&params)
-            {
-                self.subagents.editor_asks(thread, true, &mut self.out);
-                self.child_asks.push((id.clone(), thread.to_owned()));
-            }
-            asks.push(Box::pin(async move {
-                let answer = sink.request_permission(question).await;
-                (id, ask, answer)
-            }));
-        } else if let Some((asker, form)) = form(method, &params, sink, self.decoder.options().air.is_some())
-        {
-            self.waiting
-                .push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
-            questions.push(Box::pin(async move {
-                let answer = sink.elicit(form).await;
-                (id, params, asker, answer)
-            }));
-        } else if method == methods::TOOL_USER_INPUT {
-            let result = answer_user_input(&params, &mut self.out);
-            self.respond(&id, result);
-        } else if method == methods::MCP_ELICITATION {
-            // An MCP server asking the user for data the editor cannot show
-            // (no forms, or not a form): a decline the server can handle.
-            tracing::info!("an MCP server asked for input acplb cannot show; declined");
-            self.respond(&id, mcp_form::declined());
-        } else {
-            tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
-            self.respond_error(&id, -32601, "acplb cannot answer this request");
         }
     }
 

@@ -9,12 +9,10 @@
 //! (`sessions.rs`): announced, its state following its turns, its decoder's updates its own,
 //! its approvals asked in its name. Pure: `stop.rs` does the I/O of a cancel.
 
-use std::fmt::Write as _;
-
 use acplb_core::capabilities::{SubagentSessions, air_meta};
 use acplb_core::provider::route;
 use agent_client_protocol::v1::schema::{
-    Meta, SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    SessionUpdate, ToolCall, ToolCallId, ToolCallStatus, ToolCallUpdateFields, ToolKind,
 };
 use serde_json::{Value, json};
 
@@ -22,10 +20,13 @@ use super::approval::Ask;
 use super::decode::{AppDecoder, DecoderOptions};
 use super::protocol::methods;
 use crate::render::{emit, names};
+use child::{Child, is_open};
 use sessions::Stop;
 use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
 
+mod child;
 mod lines;
+mod news;
 mod sessions;
 #[cfg(test)]
 #[path = "sessions_tests.rs"]
@@ -45,37 +46,6 @@ const LINES_KEPT: usize = 40;
 const TITLE_CHARS: usize = 80;
 /// How many announced subagent sessions a session remembers across its turns.
 const ANNOUNCED_KEPT: usize = 1024;
-
-/// One subagent as the editor sees it.
-#[derive(Debug)]
-struct Child {
-    thread_id: String,
-    call_id: ToolCallId,
-    /// The task the title shows, once known.
-    task: Option<String>,
-    /// The child's running turn.
-    turn_id: Option<String>,
-    status: ToolCallStatus,
-    lines: Vec<String>,
-    /// Lines dropped from the front to keep [`LINES_KEPT`].
-    dropped: usize,
-    /// The child's last message: its result.
-    result: Option<String>,
-    /// The child's items, for its approval requests.
-    decoder: AppDecoder,
-    /// Items the editor was asked about: their tool calls end when the items do.
-    asked: Vec<(String, ToolCallId)>,
-    /// `_meta.jetbrains.air.subagent: true` on its reports, for an AIR client (ADR 0049).
-    meta: Option<Meta>,
-    /// Its own session's id, when it is shown as one (ADR 0055); else it is a tool call.
-    session: Option<String>,
-    /// Started or given work by what this turn saw, and not yet running: it will.
-    due: bool,
-    /// What it asked the editor that is not answered yet.
-    open_asks: usize,
-    /// Why its work stopped, once it has.
-    stop: Option<Stop>,
-}
 
 /// The subagents of one turn of one session.
 #[derive(Debug)]
@@ -369,200 +339,6 @@ impl Subagents {
         }
         Some(child)
     }
-
-    /// A notification of a child's own thread.
-    fn childs_message(&mut self, thread: &str, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) {
-        let Some(child) = self.child(thread, None, None, out) else {
-            tracing::debug!(method, "a message of a subagent not shown; dropped");
-            return;
-        };
-        let mut own = Vec::new();
-        let _signal = child.decoder.notification(method, params, &mut own);
-        // A child shown as a session sees its decoder's updates: its messages, tool calls.
-        if let Some(session) = &child.session {
-            sessions::routed(session, own, out);
-        }
-        match method {
-            methods::TURN_STARTED => {
-                child.turn_id = params
-                    .pointer("/turn/id")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                child.due = false;
-                // A session's state says so at each turn's start; a call's status when it changes.
-                if child.status != ToolCallStatus::InProgress || child.session.is_some() {
-                    child.status = ToolCallStatus::InProgress;
-                    child.stop = None;
-                    child.show(out);
-                }
-            }
-            methods::TURN_COMPLETED => {
-                child.turn_id = None;
-                let turn = params.get("turn").unwrap_or(&Value::Null);
-                match turn.get("status").and_then(Value::as_str) {
-                    Some("failed") => {
-                        let why = turn.pointer("/error/message").and_then(Value::as_str);
-                        let why = why.unwrap_or("the subagent's turn failed");
-                        child.end(
-                            ToolCallStatus::Failed,
-                            Stop::Error(why.to_owned()),
-                            format!("Failed: {why}"),
-                        );
-                    }
-                    Some("interrupted") => {
-                        child.end(ToolCallStatus::Failed, Stop::Cancelled, "Interrupted.".to_owned());
-                    }
-                    _ => {
-                        child.status = ToolCallStatus::Completed;
-                        child.stop = Some(Stop::EndTurn);
-                    }
-                }
-                child.show(out);
-            }
-            methods::ITEM_COMPLETED => {
-                let item = params.get("item").unwrap_or(&Value::Null);
-                child.asked_ended(item, out);
-                if child.session.is_some() {
-                    // Its session shows the item itself.
-                    if item.get("type").and_then(Value::as_str) == Some("agentMessage") {
-                        child.result = item.get("text").and_then(Value::as_str).map(str::to_owned);
-                    }
-                    return;
-                }
-                if item.get("type").and_then(Value::as_str) == Some("agentMessage") {
-                    child.result = item.get("text").and_then(Value::as_str).map(str::to_owned);
-                }
-                if let Some(line) = lines::line(item) {
-                    child.push(line);
-                    child.show(out);
-                }
-            }
-            // A session's own decoder shows its errors.
-            methods::ERROR
-                if child.session.is_none()
-                    && params.get("willRetry").and_then(Value::as_bool) != Some(true) =>
-            {
-                if let Some(message) = params.pointer("/error/message").and_then(Value::as_str) {
-                    child.push(format!("Error: {}", lines::shorten(message, 240)));
-                    child.show(out);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// A parent's finished item about its children: their last known states (`agentsStates`
-    /// of a collaboration call; a v2 activity's `interrupted`).
-    fn states(&mut self, params: &Value, out: &mut Vec<SessionUpdate>) {
-        let item = params.get("item").unwrap_or(&Value::Null);
-        if item.get("kind").and_then(Value::as_str) == Some("interrupted")
-            && let Some(thread) = item.get("agentThreadId").and_then(Value::as_str)
-            && let Some(child) = self.children.iter_mut().find(|c| c.thread_id == thread)
-            && is_open(child.status)
-        {
-            child.end(ToolCallStatus::Failed, Stop::Cancelled, "Interrupted.".to_owned());
-            child.show(out);
-        }
-        let Some(states) = item.get("agentsStates").and_then(Value::as_object) else {
-            return;
-        };
-        for (thread, state) in states {
-            let Some(child) = self.children.iter_mut().find(|c| &c.thread_id == thread) else {
-                continue;
-            };
-            let message = state.get("message").and_then(Value::as_str);
-            let (ended, stop) = match state.get("status").and_then(Value::as_str) {
-                Some("completed") => (ToolCallStatus::Completed, Stop::EndTurn),
-                Some("interrupted") => (ToolCallStatus::Failed, Stop::Cancelled),
-                // Closed: it works no more, and said nothing of how it ended.
-                Some("shutdown") => (ToolCallStatus::Completed, Stop::Unknown),
-                Some(how @ ("errored" | "notFound")) => {
-                    let why = message.unwrap_or(if how == "notFound" {
-                        "Codex no longer knows the subagent"
-                    } else {
-                        "the subagent failed"
-                    });
-                    (ToolCallStatus::Failed, Stop::Error(why.to_owned()))
-                }
-                _ => continue,
-            };
-            if is_open(child.status) {
-                child.status = ended;
-                child.stop = Some(stop);
-                if let Some(message) = message {
-                    child.result = Some(message.to_owned());
-                    child.push(lines::shorten(message, 240));
-                }
-                child.show(out);
-            }
-        }
-    }
-}
-
-impl Child {
-    /// Its work stopped (`stop`), its call ending as `status` with the line `why`.
-    fn end(&mut self, status: ToolCallStatus, stop: Stop, why: String) {
-        self.status = status;
-        self.stop = Some(stop);
-        self.push(why);
-    }
-
-    fn push(&mut self, line: String) {
-        self.lines.push(line);
-        if self.lines.len() > LINES_KEPT {
-            self.lines.remove(0);
-            self.dropped += 1;
-        }
-    }
-
-    /// The child's call as it is now: status, lines and, once it ended, its result.
-    fn show(&self, out: &mut Vec<SessionUpdate>) {
-        if let Some(session) = &self.session {
-            let stop = if is_open(self.status) {
-                None
-            } else {
-                self.stop.as_ref()
-            };
-            out.push(sessions::state(session, stop));
-            return;
-        }
-        let mut text = String::new();
-        if self.dropped > 0 {
-            let _infallible = writeln!(text, "… {} earlier lines", self.dropped);
-        }
-        for line in &self.lines {
-            let _infallible = writeln!(text, "- {line}");
-        }
-        let mut fields = ToolCallUpdateFields::new().status(self.status);
-        if !text.is_empty() {
-            fields = fields.content(vec![text.trim_end().to_owned().into()]);
-        }
-        if !is_open(self.status) {
-            fields = fields.raw_output(json!({ "threadId": self.thread_id, "result": self.result }));
-        }
-        let update = ToolCallUpdate::new(self.call_id.clone(), fields).meta(self.meta.clone());
-        out.push(SessionUpdate::ToolCallUpdate(update));
-    }
-
-    /// An item the editor was asked about ended: its tool call does too.
-    fn asked_ended(&mut self, item: &Value, out: &mut Vec<SessionUpdate>) {
-        let Some(id) = item.get("id").and_then(Value::as_str) else {
-            return;
-        };
-        if let Some(index) = self.asked.iter().position(|(item, _)| item == id) {
-            let (_, call_id) = self.asked.remove(index);
-            let failed = matches!(
-                item.get("status").and_then(Value::as_str),
-                Some("failed" | "declined")
-            );
-            let fields = ToolCallUpdateFields::new().status(emit::ended(failed));
-            emit::tool_finished(out, call_id, fields);
-        }
-    }
-}
-
-fn is_open(status: ToolCallStatus) -> bool {
-    matches!(status, ToolCallStatus::InProgress | ToolCallStatus::Pending)
 }
 
 /// A child's task as its parent's item gives it: the prompt of a spawn call, else the last

@@ -10,6 +10,15 @@ use super::{DecoderOptions, Subagents};
 
 const CHILD: &str = "S1:subagent:c";
 
+/// A later turn's view, in `how`'s shape, of a session whose earlier turn announced child `c`.
+fn knowing_c(how: SubagentSessions) -> Subagents {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t2-".into();
+    Subagents::new("parent", options)
+        .with_sessions("S1".into(), Some(how))
+        .knowing(vec!["c".into()])
+}
+
 fn tracker() -> Subagents {
     let mut options = DecoderOptions::new("/repo");
     options.id_prefix = "t1-".into();
@@ -187,11 +196,7 @@ fn without_sessions_the_child_stays_a_tool_call() {
 
 #[test]
 fn a_child_an_earlier_turn_announced_goes_on_without_a_new_announcement() {
-    let mut options = DecoderOptions::new("/repo");
-    options.id_prefix = "t2-".into();
-    let mut s = Subagents::new("parent", options)
-        .with_sessions("S1".into(), Some(SubagentSessions::Acp))
-        .knowing(vec!["c".into()]);
+    let mut s = knowing_c(SubagentSessions::Acp);
     let mut out = Vec::new();
     assert!(s.take(
         "turn/started",
@@ -209,11 +214,7 @@ fn a_child_an_earlier_turn_announced_goes_on_without_a_new_announcement() {
 
 #[test]
 fn a_known_child_a_later_turn_only_names_stays_idle_and_gets_no_false_end() {
-    let mut options = DecoderOptions::new("/repo");
-    options.id_prefix = "t3-".into();
-    let mut s = Subagents::new("parent", options)
-        .with_sessions("S1".into(), Some(SubagentSessions::Air))
-        .knowing(vec!["c".into()]);
+    let mut s = knowing_c(SubagentSessions::Air);
     let mut out = Vec::new();
     let wait = json!({"threadId": "parent", "item": {"type": "collabAgentToolCall", "id": "w", "tool": "closeAgent",
         "status": "completed", "receiverThreadIds": ["c"], "agentsStates": {"c": {"status": "shutdown"}}}});

@@ -1,0 +1,72 @@
+//! A request Codex makes during a turn: a permission ask (a subagent's in its own name) or a
+//! question put to the editor, its answer awaited beside the turn; what the editor cannot be
+//! asked is answered at once.
+
+use super::forms::{PendingQuestion, form};
+use super::turn::{PendingAsk, TurnRun};
+use super::{Ask, FuturesUnordered, SessionSink, Value, answer_user_input};
+use crate::appserver::mcp_form;
+use crate::appserver::protocol::methods;
+use acplb_core::provider::ElicitAnswer;
+
+impl TurnRun<'_> {
+    /// A request of Codex's: a permission ask or a question put to the editor (its answer
+    /// awaited beside the turn), else answered at once.
+    pub(super) fn on_request<'s>(
+        &mut self,
+        id: Value,
+        method: &str,
+        params: Value,
+        sink: &'s dyn SessionSink,
+        asks: &mut FuturesUnordered<PendingAsk<'s>>,
+        questions: &mut FuturesUnordered<PendingQuestion<'s>>,
+    ) {
+        // A subagent's request: the thread it runs on.
+        let child = (params.get("threadId").and_then(Value::as_str))
+            .filter(|_| self.subagents.is_child(&params))
+            .map(str::to_owned);
+        let ask = match child {
+            Some(_) => self.subagents.ask(method, &params),
+            None => Ask::from_request(method, &params, &self.decoder),
+        };
+        if let Some(ask) = ask {
+            let air = self.decoder.options().air.is_some();
+            let question = acplb_core::provider::PermissionAsk {
+                tool_call: ask.tool_call.clone(),
+                options: ask.options.clone(),
+                meta: air
+                    .then(|| crate::appserver::approval::air_permission(method, &params))
+                    .flatten(),
+                session: self.subagents.session_of(&params),
+            };
+            self.waiting.push((id.clone(), ask.cancelled()));
+            if let Some(thread) = child {
+                self.subagents.editor_asks(&thread, true, &mut self.out);
+                self.child_asks.push((id.clone(), thread));
+            }
+            asks.push(Box::pin(async move {
+                let answer = sink.request_permission(question).await;
+                (id, ask, answer)
+            }));
+        } else if let Some((asker, form)) = form(method, &params, sink, self.decoder.options().air.is_some())
+        {
+            self.waiting
+                .push((id.clone(), asker.result(&params, &ElicitAnswer::Cancelled)));
+            questions.push(Box::pin(async move {
+                let answer = sink.elicit(form).await;
+                (id, params, asker, answer)
+            }));
+        } else if method == methods::TOOL_USER_INPUT {
+            let result = answer_user_input(&params, &mut self.out);
+            self.respond(&id, result);
+        } else if method == methods::MCP_ELICITATION {
+            // An MCP server asking the user for data the editor cannot show
+            // (no forms, or not a form): a decline the server can handle.
+            tracing::info!("an MCP server asked for input acplb cannot show; declined");
+            self.respond(&id, mcp_form::declined());
+        } else {
+            tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
+            self.respond_error(&id, -32601, "acplb cannot answer this request");
+        }
+    }
+}
