@@ -59,6 +59,10 @@ async fn shell_command_becomes_a_tool_call_with_output() {
         "{output}"
     );
     assert!(updates.agent_text().contains("The directory listing succeeded"));
+    // Every message this Codex sends in a turn is one acplb knows (it used to warn of
+    // `thread/readState/changed` in every session).
+    let warnings = live.codex_message_warnings().await;
+    assert!(warnings.is_empty(), "{warnings:#?}");
 }
 
 #[tokio::test]

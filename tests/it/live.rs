@@ -127,6 +127,23 @@ impl Live {
         format!("CODEX_HOME={}", self.env.home().display())
     }
 
+    /// The warnings acplb logged about messages of Codex it did not know, once the client it
+    /// ran has gone (acplb logs that the connection closed after everything a turn made it
+    /// log, so none is still on its way).
+    pub async fn codex_message_warnings(&self) -> Vec<String> {
+        let closed = crate::harness::eventually(std::time::Duration::from_secs(10), || {
+            self.acplb.stderr().contains("client connection closed")
+        })
+        .await;
+        let stderr = self.acplb.stderr();
+        assert!(closed, "acplb never said the client left; stderr:\n{stderr}");
+        stderr
+            .lines()
+            .filter(|l| l.contains("ignoring unknown or malformed codex"))
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// Codex processes of this test still alive, with their command lines.
     pub fn codex_left(&self) -> Vec<String> {
         processes_with_env(&self.codex_marker())

@@ -191,8 +191,8 @@ fn unknown_methods_and_item_types_are_counted() {
     let (updates, signals) = run(
         &mut d,
         &[
-            ("thread/realtime/started", json!({})),
-            ("thread/realtime/started", json!({})),
+            ("thread/hologram/changed", json!({})),
+            ("thread/hologram/changed", json!({})),
             ("thread/status/changed", json!({"status": {"type": "idle"}})),
             item("item/started", json!({"type": "hologram", "id": "h1"})),
             item("item/completed", json!({"type": "hologram", "id": "h1"})),
@@ -203,7 +203,7 @@ fn unknown_methods_and_item_types_are_counted() {
         d.unknown_counts(),
         BTreeMap::from([
             ("item:hologram".to_owned(), 2),
-            ("method:thread/realtime/started".to_owned(), 2)
+            ("method:thread/hologram/changed".to_owned(), 2)
         ])
     );
 }
