@@ -5,7 +5,6 @@
 //! [`SessionSink`] for `session/update` notifications and a cancellation token.
 
 use std::path::PathBuf;
-use std::rc::Rc;
 
 use agent_client_protocol::v1::schema::{
     AuthMethod, AvailableCommand, ClientCapabilities, McpServer, StopReason,
@@ -24,6 +23,7 @@ mod failure;
 pub mod followers;
 pub mod route;
 mod sink;
+mod steer;
 mod vendor;
 
 pub use failure::{AIR_SESSION_FAILURE, FailureKind, Incident, Severity};
@@ -31,6 +31,7 @@ pub use sink::{
     BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink,
     tell_user,
 };
+pub use steer::SteerInbox;
 pub use vendor::{VendorFailure, VendorSession};
 
 /// What the editor chose for a session: model, reasoning effort, network access.
@@ -59,42 +60,6 @@ pub enum WhileBusy {
     /// It is sent into the running turn (the model sees it at its next step).
     Steer,
 }
-
-/// Prompts the editor sent into a running turn ([`WhileBusy::Steer`]); the provider reads them
-/// beside its child's output. Empty for providers that cannot steer.
-#[derive(Debug, Clone, Default)]
-pub struct SteerInbox(Option<Rc<tokio::sync::Mutex<UnboundedReceiver<PromptInput>>>>);
-
-impl SteerInbox {
-    /// An inbox reading from `rx`.
-    pub fn new(rx: UnboundedReceiver<PromptInput>) -> Self {
-        Self(Some(Rc::new(tokio::sync::Mutex::new(rx))))
-    }
-
-    /// The next steered prompt; pending forever when there is none (cancel-safe).
-    pub async fn next(&self) -> PromptInput {
-        if let Some(rx) = &self.0
-            && let Some(input) = rx.lock().await.recv().await
-        {
-            return input;
-        }
-        std::future::pending().await
-    }
-
-    /// Takes no more prompts: the turn is over, though its answer waits for something else. A
-    /// prompt sent after this is not steered; it waits for a turn of its own.
-    pub fn close(&self) {
-        if let Some(rx) = &self.0
-            && let Ok(mut rx) = rx.try_lock()
-        {
-            rx.close();
-        }
-    }
-}
-
-#[cfg(test)]
-#[path = "steer_tests.rs"]
-mod steer_tests;
 
 /// An image attached to a prompt.
 #[derive(Debug, Clone, PartialEq, Eq)]

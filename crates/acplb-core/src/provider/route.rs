@@ -21,6 +21,13 @@ pub fn child_id(parent: &str, thread: &str) -> String {
     format!("{parent}{CHILD}{thread}")
 }
 
+/// The parent session of the child session `id` (`<parent>:subagent:<thread>`), if it is one.
+#[must_use]
+pub fn parent_of(id: &str) -> Option<&str> {
+    let (parent, thread) = id.split_once(CHILD)?;
+    (!parent.is_empty() && !thread.is_empty()).then_some(parent)
+}
+
 /// The `_meta` of `update`, for the kinds a child session's agent sends (messages, thoughts,
 /// tool calls, plan entries, usage, notices); `None` for the others.
 fn meta_mut(update: &mut SessionUpdate) -> Option<&mut Option<Meta>> {

@@ -68,3 +68,12 @@ fn a_journaled_mark_survives_the_round_trip() {
     let back: SessionUpdate = serde_json::from_value(serde_json::to_value(&update).unwrap()).unwrap();
     assert_eq!(of(&back), Some("p:subagent:t"));
 }
+
+#[test]
+fn a_child_sessions_id_names_its_parent() {
+    let id = child_id("sess-1", "0199-thread");
+    assert_eq!(parent_of(&id), Some("sess-1"));
+    assert_eq!(parent_of("sess-1"), None);
+    assert_eq!(parent_of(":subagent:0199"), None, "no parent");
+    assert_eq!(parent_of("sess-1:subagent:"), None, "no thread");
+}

@@ -232,6 +232,20 @@ impl Store {
         }
     }
 
+    /// `session/cancel`: to the session, or for a subagent's session (ADR 0056) to its
+    /// parent's running turn, which stops that child's work.
+    fn cancel(&self, session_id: &SessionId) {
+        if let Some(h) = self.sessions.get(session_id) {
+            send(&h.tx, SessionMsg::Cancel);
+        } else if let Some(h) = crate::provider::route::parent_of(&session_id.0)
+            .and_then(|parent| self.sessions.get(&SessionId::new(parent)))
+        {
+            send(&h.tx, SessionMsg::CancelChild(session_id.0.to_string()));
+        } else {
+            tracing::debug!(session = %session_id, "cancel for an unknown session ignored");
+        }
+    }
+
     pub(super) fn on_command(&mut self, cmd: Command) {
         match cmd {
             Command::Initialize { req, responder, cx } => self.initialize(&req, responder, cx),
@@ -298,13 +312,7 @@ impl Store {
             Command::Shelf(cmd) => self.on_shelf(cmd),
             Command::Vendor { req, responder, cx } => self.vendor(req, responder, cx),
             Command::Prompt { req, responder } => self.route_prompt(req, responder),
-            Command::Cancel { session_id } => {
-                if let Some(h) = self.sessions.get(&session_id) {
-                    send(&h.tx, SessionMsg::Cancel);
-                } else {
-                    tracing::debug!(session = %session_id, "cancel for an unknown session ignored");
-                }
-            }
+            Command::Cancel { session_id } => self.cancel(&session_id),
             Command::SetMode { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => send(
                     &h.tx,

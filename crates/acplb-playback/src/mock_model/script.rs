@@ -306,6 +306,7 @@ mod tests {
             "subagent_nowait",
             "subagent_child_nap",
             "subagent_leave",
+            "subagent_short_wait",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -1,7 +1,9 @@
-//! A turn whose subagents outlive it, for a client that takes them in `JetBrains` AIR's shapes
-//! (ADR 0055): as the TS peer does, the prompt is answered once the children finished (their
-//! ends are what the editor waits for), for at most `CodexOptions::subagent_wait` (ten
-//! minutes); children still working then are stopped and given up as failed. Other clients get their answer when the parent's turn ends.
+//! What a turn does to its subagents beyond showing them. A turn whose children outlive it, for
+//! a client that takes them in `JetBrains` AIR's shapes (ADR 0055): as the TS peer does, the
+//! prompt is answered once the children finished (their ends are what the editor waits for),
+//! for at most `CodexOptions::subagent_wait` (ten minutes); children still working then are
+//! stopped and given up as failed. Other clients get their answer when the parent's turn ends.
+//! And the editor's cancel of one child's work, the parent going on (ADR 0056).
 
 use tokio::time::Instant;
 
@@ -52,5 +54,17 @@ impl TurnRun<'_> {
         self.children_by = None;
         self.flush(sink);
         Ended::Turn(self.held_end.take().unwrap_or(TurnEnd::Completed))
+    }
+
+    /// The editor cancelled the subagent session `child` (ADR 0056): its running turn is
+    /// interrupted (Codex settles what it asked, and its session shows it `idle`/`cancelled`)
+    /// and its commands are swept; the parent's turn goes on. A child with no turn running,
+    /// or not of this turn, has nothing to cancel.
+    pub(super) async fn cancel_child(&mut self, child: &str) {
+        let Some((thread, turn)) = self.subagents.cancellable(child) else {
+            tracing::debug!(%child, "cancel of a subagent with no turn running; nothing to stop");
+            return;
+        };
+        subagents::stop(self.rpc, self.marker, vec![(thread, Some(turn))]).await;
     }
 }

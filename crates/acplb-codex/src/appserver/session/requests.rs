@@ -1,10 +1,10 @@
 //! A request Codex makes during a turn: a permission ask (a subagent's in its own name) or a
-//! question put to the editor, its answer awaited beside the turn; what the editor cannot be
-//! asked is answered at once.
+//! question put to the editor, its answer awaited beside the turn and given to Codex when it
+//! comes; what the editor cannot be asked is answered at once.
 
 use super::forms::{PendingQuestion, form};
 use super::turn::{PendingAsk, TurnRun};
-use super::{Ask, FuturesUnordered, SessionSink, Value, answer_user_input};
+use super::{Ask, FuturesUnordered, PermissionAnswer, SessionSink, Value, answer_user_input};
 use crate::appserver::mcp_form;
 use crate::appserver::protocol::methods;
 use acplb_core::provider::ElicitAnswer;
@@ -67,6 +67,32 @@ impl TurnRun<'_> {
         } else {
             tracing::warn!(%method, "codex app-server asked something acplb cannot answer; declined");
             self.respond_error(&id, -32601, "acplb cannot answer this request");
+        }
+    }
+
+    /// The editor answered the permission ask `id` (or it went unanswered): Codex hears the
+    /// answer, and a subagent that asked it runs on.
+    pub(super) fn permission_answered(
+        &mut self,
+        id: &Value,
+        ask: &Ask,
+        answer: &PermissionAnswer,
+        sink: &dyn SessionSink,
+    ) {
+        let result = match answer {
+            PermissionAnswer::Selected(option) => ask.answer(option),
+            PermissionAnswer::Cancelled => ask.cancelled(),
+            PermissionAnswer::Unanswered(why) => {
+                tracing::info!(reason = %why, "permission not answered; treated as a rejection");
+                ask.rejected()
+            }
+        };
+        self.waiting.retain(|(waiting, _)| waiting != id);
+        self.respond(id, result);
+        if let Some(at) = self.child_asks.iter().position(|(asked, _)| asked == id) {
+            let (_, thread) = self.child_asks.swap_remove(at);
+            self.subagents.editor_asks(&thread, false, &mut self.out);
+            self.flush(sink);
         }
     }
 }

@@ -128,21 +128,7 @@ impl TurnRun<'_> {
                 }
                 // Cancel-safe: FuturesUnordered keeps the other asks.
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
-                    let result = match &answer {
-                        PermissionAnswer::Selected(option) => ask.answer(option),
-                        PermissionAnswer::Cancelled => ask.cancelled(),
-                        PermissionAnswer::Unanswered(why) => {
-                            tracing::info!(reason = %why, "permission not answered; treated as a rejection");
-                            ask.rejected()
-                        }
-                    };
-                    self.waiting.retain(|(waiting, _)| *waiting != id);
-                    self.respond(&id, result);
-                    if let Some(at) = self.child_asks.iter().position(|(asked, _)| *asked == id) {
-                        let (_, thread) = self.child_asks.swap_remove(at);
-                        self.subagents.editor_asks(&thread, false, &mut self.out);
-                        self.flush(sink);
-                    }
+                    self.permission_answered(&id, &ask, &answer, sink);
                 }
                 // Cancel-safe: a sleep holds no state.
                 () = super::goal::until(self.next_turn_by), if self.next_turn_by.is_some() => {
@@ -153,6 +139,11 @@ impl TurnRun<'_> {
                 () = super::goal::until(self.children_by), if self.children_by.is_some() => {
                     drop(questions);
                     return self.children_outlasted(asks, sink).await;
+                }
+                // Cancel-safe, as below.
+                child = steer.next_child_cancel() => {
+                    self.cancel_child(&child).await;
+                    self.flush(sink);
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel. Not while the
                 // answer waits for subagents: the turn is over, the prompt gets one of its own.

@@ -62,13 +62,8 @@ impl Child {
 
     /// The child's call as it is now: status, lines and, once it ended, its result.
     pub(super) fn show(&self, out: &mut Vec<SessionUpdate>) {
-        if let Some(session) = &self.session {
-            let stop = if is_open(self.status) {
-                None
-            } else {
-                self.stop.as_ref()
-            };
-            out.push(sessions::state(session, stop));
+        if let Some(update) = self.session_state() {
+            out.push(update);
             return;
         }
         let mut text = String::new();
@@ -87,6 +82,19 @@ impl Child {
         }
         let update = ToolCallUpdate::new(self.call_id.clone(), fields).meta(self.meta.clone());
         out.push(SessionUpdate::ToolCallUpdate(update));
+    }
+
+    /// Its session's state as it is now (`None` when it is a tool call): running while open,
+    /// cancellable by the editor while a turn of its runs.
+    pub(super) fn session_state(&self) -> Option<SessionUpdate> {
+        let session = self.session.as_deref()?;
+        let stop = if is_open(self.status) {
+            None
+        } else {
+            self.stop.as_ref()
+        };
+        let cancel = stop.is_none() && self.turn_id.is_some();
+        Some(sessions::state(session, stop, cancel))
     }
 
     /// An item the editor was asked about ended: its tool call does too.

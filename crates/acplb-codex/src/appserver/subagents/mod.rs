@@ -213,9 +213,19 @@ impl Subagents {
         };
         match (asking, child.open_asks) {
             (true, 1) => out.push(sessions::requires_action(session)),
-            (false, 0) => out.push(sessions::state(session, None)),
+            (false, 0) => out.extend(child.session_state()),
             _ => {}
         }
+    }
+
+    /// The child shown as session `session`, and the turn of its the editor may cancel now
+    /// (its thread, its running turn); `None` when there is none to cancel.
+    pub(crate) fn cancellable(&self, session: &str) -> Option<(String, String)> {
+        let child = self
+            .children
+            .iter()
+            .find(|c| c.session.as_deref() == Some(session) && is_open(c.status))?;
+        Some((child.thread_id.clone(), child.turn_id.clone()?))
     }
 
     /// Whether `params` are about another thread than the session's (a child's request).

@@ -1,12 +1,14 @@
 //! A subagent as an ACP session of its own, for a client that takes them (ACP's unstable
 //! subagents, ADR 0055): announced on the parent's session with `subagent_update` (title,
-//! task, no mutations the editor may make), its state following its turns, and everything its
-//! own decoder makes sent to its session (marked for it: `acplb_core::provider::route`).
+//! task), its state following its turns (the editor may cancel a turn of its while it runs,
+//! ADR 0056), and everything its own decoder makes sent to its session (marked for it:
+//! `acplb_core::provider::route`).
 
 use acplb_core::provider::route;
 use agent_client_protocol::v1::schema::{
     ErrorStopReason, IdleStateUpdate, IdleStopReason, RequiresActionStateUpdate, RunningStateUpdate,
-    SessionUpdate, StateUpdate, SubagentSessionCapabilities, SubagentUpdate, UnknownStateUpdate,
+    SessionCancelCapabilities, SessionUpdate, StateUpdate, SubagentSessionCapabilities, SubagentUpdate,
+    UnknownStateUpdate,
 };
 
 /// The longest task a child's announcement describes, in characters.
@@ -26,8 +28,8 @@ pub(super) enum Stop {
     Unknown,
 }
 
-/// The announcement of the child `id`: its title, its task in full (shortened), and no
-/// mutations an editor may make of it (a child is directed by its parent's agent).
+/// The announcement of the child `id`: its title, its task in full (shortened), and nothing
+/// the editor may do to it yet (its state says when it may cancel a turn of its).
 pub(super) fn announced(id: &str, title: Option<&str>, task: Option<&str>) -> SessionUpdate {
     let mut update = SubagentUpdate::new(id.to_owned())
         .title(title.unwrap_or("Subagent").to_owned())
@@ -44,8 +46,9 @@ pub(super) fn retitled(id: &str, title: &str) -> SessionUpdate {
 }
 
 /// The child `id`'s state: running while `stop` is `None`, else idle for why it stopped (or
-/// unknown).
-pub(super) fn state(id: &str, stop: Option<&Stop>) -> SessionUpdate {
+/// unknown); with whether the editor may cancel its work now (`cancel`: a turn of its runs,
+/// ADR 0056), which every state says again.
+pub(super) fn state(id: &str, stop: Option<&Stop>, cancel: bool) -> SessionUpdate {
     let state = match stop {
         None => StateUpdate::Running(RunningStateUpdate::new()),
         Some(Stop::EndTurn) => StateUpdate::Idle(IdleStateUpdate::new().stop_reason(IdleStopReason::EndTurn)),
@@ -60,7 +63,12 @@ pub(super) fn state(id: &str, stop: Option<&Stop>) -> SessionUpdate {
         }
         Some(Stop::Unknown) => StateUpdate::Unknown(UnknownStateUpdate::new()),
     };
-    SessionUpdate::SubagentUpdate(SubagentUpdate::new(id.to_owned()).state(state))
+    let capabilities = SubagentSessionCapabilities::new().cancel(cancel.then(SessionCancelCapabilities::new));
+    SessionUpdate::SubagentUpdate(
+        SubagentUpdate::new(id.to_owned())
+            .state(state)
+            .capabilities(capabilities),
+    )
 }
 
 /// The child `id` waits for the editor's answer to what it asked.

@@ -138,7 +138,8 @@ fn a_child_still_working_when_the_turn_ends_is_unknown_and_a_cancel_ends_it_canc
     s.turn_ended(false, &mut out);
     assert_eq!(
         serde_json::to_value(&out[0]).unwrap(),
-        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "unknown"}})
+        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "unknown"},
+            "capabilities": {}})
     );
     let mut s = tracker();
     s.take("item/completed", &spawn("c", "nap"), &mut out);
@@ -291,4 +292,66 @@ fn a_child_waiting_on_the_editor_says_so_until_nothing_it_asked_is_open() {
     s.editor_asks("c", true, &mut out);
     s.editor_asks("nobody", true, &mut out);
     assert!(out.is_empty());
+}
+
+/// The `capabilities` of each state update for the child, in order.
+fn cancel_offers(out: &[SessionUpdate]) -> Vec<(String, Value)> {
+    addressed(out)
+        .into_iter()
+        .filter(|(_, u)| u["sessionUpdate"] == "subagent_update" && u.get("state").is_some())
+        .map(|(_, u)| {
+            (
+                u["state"]["state"].as_str().unwrap().to_owned(),
+                u["capabilities"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_editor_may_cancel_a_childs_work_only_while_a_turn_of_its_runs() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    assert_eq!(s.cancellable(CHILD), None, "spawned, no turn yet");
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    assert_eq!(s.cancellable(CHILD), Some(("c".to_owned(), "c1".to_owned())));
+    assert_eq!(s.cancellable("S1:subagent:other"), None, "no such child");
+    // A permission ask leaves the offer as it was (no capabilities said), its answer says it again.
+    s.editor_asks("c", true, &mut out);
+    s.editor_asks("c", false, &mut out);
+    s.take(
+        "turn/completed",
+        &of_child("c", json!({"turn": {"id": "c1", "status": "interrupted"}})),
+        &mut out,
+    );
+    assert_eq!(s.cancellable(CHILD), None, "its turn ended");
+    assert_eq!(
+        cancel_offers(&out),
+        vec![
+            ("running".to_owned(), json!({"cancel": {}})),
+            ("requires_action".to_owned(), Value::Null),
+            ("running".to_owned(), json!({"cancel": {}})),
+            ("idle".to_owned(), json!({})),
+        ]
+    );
+}
+
+#[test]
+fn a_child_shown_as_a_tool_call_has_nothing_to_cancel() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t1-".into();
+    let mut s = Subagents::new("parent", options);
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    assert_eq!(s.cancellable(CHILD), None);
 }

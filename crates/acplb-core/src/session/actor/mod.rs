@@ -75,6 +75,8 @@ struct Running {
     steered: Vec<Responder<PromptResponse>>,
     /// Where steered prompts go (the provider reads the other end).
     steer: tokio::sync::mpsc::UnboundedSender<crate::provider::PromptInput>,
+    /// Where cancels of the turn's subagent sessions go (the provider reads the other end).
+    child_cancels: tokio::sync::mpsc::UnboundedSender<String>,
     cancel: CancellationToken,
     /// When the turn time limit stops this turn, if there is a limit.
     deadline: Option<Instant>,
@@ -260,6 +262,7 @@ impl SessionActor {
                 }
             }
             SessionMsg::Cancel => self.cancel_all(),
+            SessionMsg::CancelChild(child) => self.cancel_child(child),
             SessionMsg::SetMode { mode_id, responder } => self.set_mode(&mode_id, responder),
             SessionMsg::SetConfig { id, value, responder } => self.set_config(&id, &value, responder),
             SessionMsg::Shutdown => {
@@ -309,6 +312,22 @@ impl SessionActor {
         for (req, responder) in queued {
             self.report_unasked(&req, file_report_reason::Cancelled);
             reply(responder.respond(PromptResponse::new(StopReason::Cancelled)));
+        }
+    }
+
+    /// `session/cancel` of the subagent session `child`: the running turn's provider stops its
+    /// work (its parent goes on). With no turn running (or one being cancelled) it has none.
+    fn cancel_child(&mut self, child: String) {
+        match self.running.as_ref().filter(|r| !r.cancel.is_cancelled()) {
+            Some(running) => {
+                tracing::info!(session = %self.id, %child, "cancel of a subagent's work");
+                if running.child_cancels.send(child).is_err() {
+                    tracing::debug!(session = %self.id, "the turn has ended; no subagent to cancel");
+                }
+            }
+            None => {
+                tracing::debug!(session = %self.id, %child, "cancel of a subagent with no turn running; ignored");
+            }
         }
     }
 

@@ -26,6 +26,9 @@ pub(crate) enum SessionMsg {
         responder: Responder<PromptResponse>,
     },
     Cancel,
+    /// `session/cancel` of one of this session's subagent sessions (its id): the running
+    /// turn's provider stops that child's work (ADR 0056); with no turn running, nothing does.
+    CancelChild(String),
     SetMode {
         mode_id: SessionModeId,
         responder: Responder<SetSessionModeResponse>,
@@ -90,6 +93,7 @@ impl SessionMsg {
             SessionMsg::SetConfig { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::Steer { responder, .. } => reply(responder.respond_with_error(error())),
             SessionMsg::Cancel
+            | SessionMsg::CancelChild(_)
             | SessionMsg::Reattach { .. }
             | SessionMsg::Replayed
             | SessionMsg::SetTitle { .. }

@@ -70,7 +70,8 @@ impl SessionActor {
             let cancel = CancellationToken::new();
             watch_request_cancel(&responder, &cancel);
             let (steer, steer_rx) = tokio::sync::mpsc::unbounded_channel();
-            turn.steer = SteerInbox::new(steer_rx);
+            let (child_cancels, cancels_rx) = tokio::sync::mpsc::unbounded_channel();
+            turn.steer = SteerInbox::new(steer_rx).with_child_cancels(cancels_rx);
             let sink = self.sink();
             let pipeline = self.pipeline.clone();
             let token = cancel.clone();
@@ -78,6 +79,7 @@ impl SessionActor {
                 responder: Some(responder),
                 steered: Vec::new(),
                 steer,
+                child_cancels,
                 cancel,
                 deadline: self.turn_timeout.map(|limit| Instant::now() + limit),
                 timed_out: false,
