@@ -185,3 +185,64 @@ async fn an_acp_client_is_answered_when_the_turn_ends_its_working_child_unknown(
         "answered before the child finished"
     );
 }
+
+/// `scenario:subagent_followup`: a child answers, then gets a second task (`followup_task`).
+/// AIR took its first end as final, so its second task is a new subagent session,
+/// `<thread>:generation:2`, announced and ended on its own, where the child's second answer
+/// goes (the TS peer's shape). An ACP client keeps one session through both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_given_more_work_after_its_end_is_its_next_life_for_air() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (_, parent, stop, ..) = answered(&mut live, native(), "scenario:subagent_followup go").await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let spawned: Vec<String> = airs(&live, "subagent_spawned")
+        .iter()
+        .map(|n| n["update"]["subagentSessionId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(spawned.len(), 2, "{spawned:?}");
+    assert_eq!(spawned[1], format!("{}:generation:2", spawned[0]));
+    let ended: Vec<(String, String)> = airs(&live, "subagent_state_update")
+        .iter()
+        .map(|n| {
+            let u = &n["update"];
+            (
+                u["subagentSessionId"].as_str().unwrap().to_owned(),
+                u["state"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let each_completed: Vec<(String, String)> = spawned
+        .iter()
+        .map(|id| (id.clone(), "completed".to_owned()))
+        .collect();
+    assert_eq!(ended, each_completed);
+    let all = live.updates.all_with_sessions();
+    for id in &spawned {
+        assert!(
+            text_of(&all, id).contains("Hello! I am the mock model."),
+            "{id}: {all:?}"
+        );
+    }
+    assert!(text_of(&all, &parent).contains("The helper did both."));
+
+    let mut live = crate::subagents::live();
+    let (_, parent, stop, ..) = answered(
+        &mut live,
+        json!({"subagents": {}}),
+        "scenario:subagent_followup go",
+    )
+    .await;
+    assert_eq!(stop, StopReason::EndTurn);
+    let all = live.updates.all_with_sessions();
+    let children = announced(&all, &parent);
+    assert_eq!(children.len(), 1, "{children:?}");
+    let child = children[0]["sessionId"].as_str().unwrap();
+    let idle = states(&all, &parent, child)
+        .iter()
+        .filter(|s| s["state"] == "idle")
+        .count();
+    assert_eq!(idle, 2, "two turns of one session");
+}

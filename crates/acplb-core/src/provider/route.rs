@@ -29,7 +29,7 @@ pub fn parent_of(id: &str) -> Option<&str> {
 }
 
 /// The `_meta` of `update`, for the kinds a child session's agent sends (messages, thoughts,
-/// tool calls, plan entries, usage, notices); `None` for the others.
+/// tool calls, plan entries and proposed plans, usage, notices); `None` for the others.
 fn meta_mut(update: &mut SessionUpdate) -> Option<&mut Option<Meta>> {
     match update {
         SessionUpdate::UserMessageChunk(c)
@@ -38,6 +38,7 @@ fn meta_mut(update: &mut SessionUpdate) -> Option<&mut Option<Meta>> {
         SessionUpdate::ToolCall(c) => Some(&mut c.meta),
         SessionUpdate::ToolCallUpdate(c) => Some(&mut c.meta),
         SessionUpdate::Plan(p) => Some(&mut p.meta),
+        SessionUpdate::PlanUpdate(p) => Some(&mut p.meta),
         SessionUpdate::UsageUpdate(u) => Some(&mut u.meta),
         SessionUpdate::Notice(n) => Some(&mut n.meta),
         _ => None,
@@ -66,6 +67,7 @@ pub fn of(update: &SessionUpdate) -> Option<&str> {
         SessionUpdate::ToolCall(c) => c.meta.as_ref(),
         SessionUpdate::ToolCallUpdate(c) => c.meta.as_ref(),
         SessionUpdate::Plan(p) => p.meta.as_ref(),
+        SessionUpdate::PlanUpdate(p) => p.meta.as_ref(),
         SessionUpdate::UsageUpdate(u) => u.meta.as_ref(),
         SessionUpdate::Notice(n) => n.meta.as_ref(),
         _ => None,

@@ -77,3 +77,16 @@ fn a_child_sessions_id_names_its_parent() {
     assert_eq!(parent_of(":subagent:0199"), None, "no parent");
     assert_eq!(parent_of("sess-1:subagent:"), None, "no thread");
 }
+
+#[test]
+fn a_childs_proposed_plan_is_marked_for_it() {
+    use agent_client_protocol::v1::schema::{PlanUpdate, PlanUpdateContent};
+    let plan = PlanUpdateContent::markdown("t1-plan".to_owned(), "1. Look\n2. Fix".to_owned());
+    let mut update = SessionUpdate::PlanUpdate(PlanUpdate::new(plan));
+    assert!(to(&mut update, "p:subagent:t"));
+    let back: SessionUpdate = serde_json::from_value(serde_json::to_value(&update).unwrap()).unwrap();
+    assert_eq!(of(&back), Some("p:subagent:t"));
+    let mut back = back;
+    assert_eq!(take(&mut back).as_deref(), Some("p:subagent:t"));
+    assert_eq!(serde_json::to_value(&back).unwrap().get("_meta"), None);
+}

@@ -307,6 +307,7 @@ mod tests {
             "subagent_child_nap",
             "subagent_leave",
             "subagent_short_wait",
+            "subagent_followup",
         ] {
             assert!(
                 script.scenario(name).is_some(),

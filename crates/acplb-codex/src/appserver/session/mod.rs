@@ -102,7 +102,7 @@ pub(crate) struct AppSession {
     follower: Option<JoinHandle<()>>,
     /// The thread's goal as the editor last saw it (ADR 0045).
     goal: Option<super::goals::Goal>,
-    /// The subagents earlier turns announced as sessions (their threads, ADR 0055).
+    /// The subagents earlier turns announced as sessions (each one's life, ADR 0055).
     announced: Vec<String>,
 }
 

@@ -20,6 +20,12 @@ pub(super) struct Child {
     pub(super) call_id: ToolCallId,
     /// The task the title shows, once known.
     pub(super) task: Option<String>,
+    /// Its task in full, as its spawn gave it (its announcement's description).
+    pub(super) description: Option<String>,
+    /// Which life of it the editor sees (from 1; AIR's re-announcements, `known.rs`).
+    pub(super) generation: u32,
+    /// Its session was shown ended.
+    pub(super) ended_shown: bool,
     /// The child's running turn.
     pub(super) turn_id: Option<String>,
     pub(super) status: ToolCallStatus,
@@ -61,8 +67,9 @@ impl Child {
     }
 
     /// The child's call as it is now: status, lines and, once it ended, its result.
-    pub(super) fn show(&self, out: &mut Vec<SessionUpdate>) {
+    pub(super) fn show(&mut self, out: &mut Vec<SessionUpdate>) {
         if let Some(update) = self.session_state() {
+            self.ended_shown |= !is_open(self.status);
             out.push(update);
             return;
         }

@@ -7,7 +7,8 @@
 //! the session's own, read with a decoder of the child's own items. A client that takes
 //! subagent sessions (ADR 0055) sees each child as a session of its own instead
 //! (`sessions.rs`): announced, its state following its turns, its decoder's updates its own,
-//! its approvals asked in its name. Pure: `stop.rs` does the I/O of a cancel.
+//! its approvals asked in its name; what earlier turns announced is remembered (`known.rs`).
+//! Pure: `stop.rs` does the I/O of a cancel.
 
 use acplb_core::capabilities::{SubagentSessions, air_meta};
 use acplb_core::provider::route;
@@ -25,6 +26,10 @@ use sessions::Stop;
 use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
 
 mod child;
+mod known;
+#[cfg(test)]
+#[path = "known_tests.rs"]
+mod known_tests;
 mod lines;
 mod news;
 mod sessions;
@@ -57,7 +62,7 @@ pub(crate) struct Subagents {
     sessions_of: Option<String>,
     /// Whether the parent's answer waits for its children (AIR's subagent sessions).
     waits: bool,
-    /// The children earlier turns announced as sessions (their threads).
+    /// The children earlier turns announced as sessions: each one's life (`known.rs`).
     known: Vec<String>,
 }
 
@@ -72,27 +77,6 @@ impl Subagents {
             waits: false,
             known: Vec::new(),
         }
-    }
-
-    /// Knows the children earlier turns announced (`threads`): they are not announced again.
-    #[must_use]
-    pub(crate) fn knowing(mut self, threads: Vec<String>) -> Self {
-        self.known = threads;
-        self
-    }
-
-    /// The children announced as sessions so far, this turn's with the earlier ones (the
-    /// latest [`ANNOUNCED_KEPT`]).
-    pub(crate) fn announced(&self) -> Vec<String> {
-        let mut all = self.known.clone();
-        for child in self.children.iter().filter(|c| c.session.is_some()) {
-            if !all.contains(&child.thread_id) {
-                all.push(child.thread_id.clone());
-            }
-        }
-        let over = all.len().saturating_sub(ANNOUNCED_KEPT);
-        all.drain(..over);
-        all
     }
 
     /// Shows each child as a session of its own, of the parent's ACP session `session`, when
@@ -295,10 +279,12 @@ impl Subagents {
                 let mut options = self.options.clone();
                 options.id_prefix = format!("{}a{}-", self.options.id_prefix, self.children.len());
                 let air = (self.options.air.as_ref()).map(|_| air_meta("subagent", true.into()));
-                let session = (self.sessions_of.as_deref()).map(|parent| route::child_id(parent, thread));
+                let generation = self.known_generation(thread);
+                let life = known::life(thread, generation.unwrap_or(1));
+                let session = (self.sessions_of.as_deref()).map(|parent| route::child_id(parent, &life));
                 // One an earlier turn announced is the same session, going on: idle until its
                 // next turn starts (an item that only names it changes nothing).
-                let known = session.is_some() && self.known.iter().any(|k| k == thread);
+                let known = session.is_some() && generation.is_some();
                 if let Some(session) = session.as_deref().filter(|_| !known) {
                     out.push(sessions::announced(session, title, task));
                 } else if session.is_none() {
@@ -315,6 +301,10 @@ impl Subagents {
                     thread_id: thread.to_owned(),
                     call_id,
                     task: title.map(str::to_owned),
+                    description: task.map(str::to_owned),
+                    generation: generation.unwrap_or(1),
+                    // An earlier turn's end was shown (AIR waits for it).
+                    ended_shown: known,
                     turn_id: None,
                     status: if known {
                         ToolCallStatus::Completed
@@ -336,7 +326,7 @@ impl Subagents {
             }
         };
         // A session an earlier turn announced keeps the title it was given then.
-        let known = self.known.iter().any(|k| k == thread);
+        let known = self.known_generation(thread).is_some();
         let child = &mut self.children[index];
         if let Some(title) = title.filter(|_| child.task.is_none()) {
             child.task = Some(title.to_owned());

@@ -18,10 +18,14 @@ impl Subagents {
         params: &Value,
         out: &mut Vec<SessionUpdate>,
     ) {
+        let air_parent = self.sessions_of.clone().filter(|_| self.waits);
         let Some(child) = self.child(thread, None, None, out) else {
             tracing::debug!(method, "a message of a subagent not shown; dropped");
             return;
         };
+        if method == methods::TURN_STARTED {
+            Self::renew(air_parent.as_deref(), child, out);
+        }
         let mut own = Vec::new();
         let _signal = child.decoder.notification(method, params, &mut own);
         // A child shown as a session sees its decoder's updates: its messages, tool calls.
