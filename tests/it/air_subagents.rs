@@ -3,9 +3,10 @@
 //! `nativeSubagentSessions` gets each child announced as `subagent_spawned` and ended as
 //! `subagent_state_update` on its parent's session, the child's own updates on its thread's
 //! id, and a prompt answered only once the children it left working finished, as the TS peer
-//! does. A client with ACP's subagents gets no such wait: a child still working when the turn
-//! ends is `unknown`. A load replays the children in the loading client's shapes. exec lists
-//! no such capability and keeps the tool calls.
+//! does; a child given more work after its end is a new session (ADR 0057). A client with
+//! ACP's subagents gets no such wait: a child still working when the turn ends goes on being
+//! shown after the answer, to its end. A load replays the children in the loading client's
+//! shapes. exec lists no such capability and keeps the tool calls.
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -160,14 +161,51 @@ async fn an_air_clients_answer_waits_for_the_subagent_its_turn_left_working() {
     assert!(noted >= 2, "both AIR updates came before the answer ({noted})");
 }
 
+/// An ACP client gets no such wait: the prompt is answered when the parent's turn ends, the
+/// child still `running` (with no cancel offered: no turn carries one between turns), and the
+/// child's work after the answer still reaches its session, to its `idle` end (as the TS peer
+/// goes on showing it).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_acp_client_is_answered_when_the_turn_ends_its_working_child_unknown() {
+async fn an_acp_client_is_answered_when_the_turn_ends_and_sees_its_working_child_finish() {
     if on_exec() {
         return;
     }
     let mut live = live();
-    let (_, parent, stop, had, _) =
-        answered(&mut live, json!({"subagents": {}}), "scenario:subagent_nowait go").await;
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (parent, stop, had) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            let parent = s.session_id.to_string();
+            let stop = prompt(&cx, &s.session_id, "scenario:subagent_nowait go")
+                .await?
+                .stop_reason;
+            let had = seen.all_with_sessions().len();
+            // The client stays: the child's news goes on coming.
+            let ended = || {
+                let all = seen.all_with_sessions();
+                announced(&all, &parent).first().is_some_and(|c| {
+                    let child = c["sessionId"].as_str().unwrap_or_default();
+                    states(&all, &parent, child)
+                        .last()
+                        .is_some_and(|s| s["state"] == "idle")
+                })
+            };
+            let finished = crate::harness::eventually(std::time::Duration::from_secs(30), ended).await;
+            assert!(
+                finished,
+                "the child's end never came: {:?}",
+                seen.all_with_sessions()
+            );
+            Ok((parent, stop, had))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
     assert_eq!(stop, StopReason::EndTurn);
     let all = live.updates.all_with_sessions();
     let at_answer = &all[..had];
@@ -177,13 +215,28 @@ async fn an_acp_client_is_answered_when_the_turn_ends_its_working_child_unknown(
         .to_owned();
     assert_eq!(
         states(at_answer, &parent, &child).last(),
-        Some(&json!({"state": "unknown"})),
+        Some(&json!({"state": "running"})),
         "{at_answer:?}"
     );
+    let offered_last = at_answer
+        .iter()
+        .rfind(|(s, u)| *s == parent && u["sessionId"] == child.as_str() && u.get("state").is_some())
+        .map(|(_, u)| u["capabilities"].clone());
+    assert_eq!(offered_last, Some(json!({})), "no cancel offered between turns");
     assert!(
         !text_of(at_answer, &child).contains("Napped."),
         "answered before the child finished"
     );
+    assert!(text_of(&all, &child).contains("Napped."), "{all:?}");
+    assert_eq!(
+        states(&all, &parent, &child).last(),
+        Some(&json!({"state": "idle", "stopReason": "end_turn"}))
+    );
+    // Its command, run after the answer, shows and ends in its session.
+    let slept = all
+        .iter()
+        .any(|(s, u)| *s == child && u["sessionUpdate"] == "tool_call_update" && u["status"] == "completed");
+    assert!(slept, "{all:?}");
 }
 
 /// `scenario:subagent_followup`: a child answers, then gets a second task (`followup_task`).

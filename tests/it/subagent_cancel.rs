@@ -170,3 +170,93 @@ async fn cancelling_one_childs_work_stops_it_and_the_parent_goes_on() {
         live.acplb.stderr()
     );
 }
+
+/// `scenario:subagent_leave` leaves a child running `sleep 30` when the parent answers: between
+/// turns the child offers no cancel. The next prompt (`scenario:sleep`) takes it up: it offers
+/// the cancel again, and a cancel then stops it while the parent's own turn runs on (until the
+/// test cancels that too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_left_working_is_taken_up_by_the_next_turn_and_can_be_cancelled_there() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (marker, acplb_pid) = (live.codex_marker(), live.acplb.pid);
+    let (first, second, parent, child, left) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            let parent = s.session_id.to_string();
+            let first = crate::harness::prompt(&cx, &s.session_id, "scenario:subagent_leave go")
+                .await?
+                .stop_reason;
+            let between = seen.all_with_sessions().len();
+            let turn = cx
+                .send_request(PromptRequest::new(
+                    s.session_id.clone(),
+                    vec!["scenario:sleep wait".into()],
+                ))
+                .block_task();
+            let canceller = async {
+                let mut child = None;
+                let offered_again = eventually(Duration::from_secs(60), || {
+                    let all = seen.all_with_sessions();
+                    child = announced(&all, &parent)
+                        .first()
+                        .and_then(|c| c["sessionId"].as_str().map(str::to_owned));
+                    child.as_deref().is_some_and(|c| {
+                        offers(&all[between..], &parent, c)
+                            .last()
+                            .is_some_and(|(_, caps)| caps["cancel"] == json!({}))
+                    })
+                })
+                .await;
+                assert!(
+                    offered_again,
+                    "the next turn offered no cancel: {:?}",
+                    seen.all_with_sessions()
+                );
+                let child = child.unwrap_or_default();
+                cx.send_notification(CancelNotification::new(SessionId::new(child.as_str())))
+                    .unwrap();
+                let stopped = || {
+                    let all = seen.all_with_sessions();
+                    offers(&all, &parent, &child)
+                        .last()
+                        .is_some_and(|(state, _)| state["stopReason"] == "cancelled")
+                };
+                assert!(
+                    eventually(Duration::from_secs(10), stopped).await,
+                    "the child was not stopped"
+                );
+                cx.send_notification(CancelNotification::new(s.session_id.clone()))
+                    .unwrap();
+                child
+            };
+            let (resp, child) = tokio::join!(turn, canceller);
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(1)).await;
+            Ok((first, resp?.stop_reason, parent, child, left))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(first, StopReason::EndTurn);
+    assert_eq!(second, StopReason::Cancelled);
+    assert!(left.is_empty(), "Codex work left: {left:?}");
+    let all = live.updates.all_with_sessions();
+    assert_eq!(announced(&all, &parent).len(), 1, "taken up, not announced again");
+    let caps: Vec<Value> = offers(&all, &parent, &child)
+        .into_iter()
+        .map(|(_, c)| c)
+        .collect();
+    // Offered in the first turn, withdrawn at its end, offered again in the second, withdrawn
+    // at the child's end.
+    let turns: Vec<bool> = caps.iter().map(|c| c["cancel"] == json!({})).collect();
+    let changes: Vec<bool> = turns.windows(2).filter(|w| w[0] != w[1]).map(|w| w[1]).collect();
+    assert_eq!(changes, [false, true, false], "{caps:?}");
+}

@@ -43,6 +43,7 @@ mod stderr_unread;
 mod subagent_cancel;
 mod subagent_sessions;
 mod subagents;
+mod subagents_between_turns;
 mod terminal_output;
 mod tool_names;
 mod unresponsive;

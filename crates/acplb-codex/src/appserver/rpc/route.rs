@@ -177,6 +177,7 @@ impl Rpc {
         // A subagent's messages go to the session of the thread that spawned it.
         let children = self.children.borrow();
         let thread = thread_of(params).map(|t| children.owner(t));
+        let of_child = thread.is_some() && thread != thread_of(params);
         let found = thread.and_then(|t| {
             self.threads
                 .borrow()
@@ -184,11 +185,13 @@ impl Rpc {
                 .map(|r| (r.tx.clone(), r.active, r.idle.clone()))
         });
         drop(children);
+        // Between turns, news of a background command, or of a subagent that outlived its
+        // parent's turn, goes to the session's follower.
         if let (Some((_, false, Some(idle))), Incoming::Notification { method, .. }) = (&found, &incoming)
-            && about_a_command(method)
+            && (about_a_command(method) || of_child)
         {
             if let Err(e) = idle.try_send(incoming) {
-                tracing::debug!(error = %e, "news of a background command between turns; dropped");
+                tracing::debug!(error = %e, "news of work outliving its turn, between turns; dropped");
             }
             return;
         }

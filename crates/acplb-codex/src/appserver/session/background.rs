@@ -2,7 +2,8 @@
 //! decoders of the turns that started them, fed what Codex says of those commands later. In a
 //! turn the turn hands them over; between turns the router sends them here
 //! (`Rpc::follow_idle`) and a task of the session's turns them into updates the session
-//! actor sends (`ProviderSession::background_updates`).
+//! actor sends (`ProviderSession::background_updates`). The same task feeds the last turn's
+//! subagents still working their news between turns (`subagents/parked.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -13,10 +14,15 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::super::decode::{AppDecoder, TaskEnd};
+use super::super::decode::{AppDecoder, DecoderOptions, TaskEnd};
 use super::super::protocol::methods;
 use super::super::rpc::{Inbox, Incoming, Rpc, Stops};
+use super::super::subagents::Subagents;
 use super::super::terminals;
+
+/// How many times a turn lets the follower run to take what the router sent it before the
+/// turn takes the parked subagents up (it takes everything queued in one go).
+const SETTLE_YIELDS: usize = 64;
 
 /// How long a closing session waits for Codex to stop its background terminals.
 const CLEAN_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -35,6 +41,10 @@ pub(crate) struct Background {
 
 /// Shared by the session, its turns and its task between turns (one thread).
 pub(crate) type Shared = Rc<RefCell<Background>>;
+
+/// A turn's subagents still working after it, shown between turns (`subagents/parked.rs`):
+/// shared by the session and its task between turns.
+pub(crate) type Parked = Rc<RefCell<Option<Subagents>>>;
 
 impl Background {
     /// Reads which commands the user stopped from `stops` (the server the session is on).
@@ -104,13 +114,17 @@ impl Background {
 pub(crate) fn take_rest(
     background: &Shared,
     decoder: &mut AppDecoder,
+    subagents: &mut Subagents,
     inbox: &mut Inbox,
     sink: &dyn SessionSink,
 ) {
     let mut out = Vec::new();
     while let Some(msg) = inbox.try_take() {
         if let Incoming::Notification { method, params } = &msg {
-            if decoder.follows(method, params) {
+            if subagents.parks() && subagents.is_child(params) {
+                // A child's news, shown as its own between turns.
+                subagents.take(method, params, &mut out);
+            } else if decoder.follows(method, params) {
                 let stops = background.borrow().stops.clone();
                 feed(stops.as_deref(), decoder, method, params, &mut out);
             } else {
@@ -159,6 +173,7 @@ pub(crate) async fn stop_on_close(rpc: &Rpc, thread: &str) {
 /// updates for the session actor. Ends when either side is dropped.
 pub(crate) fn follow(
     background: Shared,
+    parked: Parked,
     mut idle: mpsc::Receiver<Incoming>,
     updates: mpsc::UnboundedSender<SessionUpdate>,
 ) -> JoinHandle<()> {
@@ -168,7 +183,13 @@ pub(crate) fn follow(
                 continue;
             };
             let mut out = Vec::new();
-            background.borrow_mut().take(method, params, &mut out);
+            let child = parked
+                .borrow_mut()
+                .as_mut()
+                .is_some_and(|s| s.is_child(params) && s.take(method, params, &mut out));
+            if !child {
+                background.borrow_mut().take(method, params, &mut out);
+            }
             for update in out {
                 if updates.send(update).is_err() {
                     return;
@@ -176,4 +197,48 @@ pub(crate) fn follow(
             }
         }
     })
+}
+
+/// The subagents a turn shows: the last turn's still working (`parked`) when they are of the
+/// same thread as `fresh`, taken up with this turn's `options` once the follower has taken
+/// everything the router sent it (`idle`); else `fresh`. Children of another thread (the
+/// conversation started over) are shown gone. What to show of them goes to `out`.
+pub(crate) async fn take_up(
+    parked: &Parked,
+    idle: Option<&mpsc::Sender<Incoming>>,
+    fresh: Subagents,
+    options: DecoderOptions,
+    out: &mut Vec<SessionUpdate>,
+) -> Subagents {
+    if parked.borrow().is_none() {
+        return fresh;
+    }
+    // The follower runs on this thread: each yield lets it take what is queued.
+    if let Some(idle) = idle {
+        for _ in 0..SETTLE_YIELDS {
+            if idle.capacity() == idle.max_capacity() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+    match parked.borrow_mut().take() {
+        Some(mut kept) if kept.parent() == fresh.parent() => {
+            kept.next_turn(options, out);
+            kept
+        }
+        Some(mut gone) => {
+            gone.close_open("Its parent's conversation started over.", out);
+            fresh
+        }
+        None => fresh,
+    }
+}
+
+/// A turn that never started gives back the subagents it took up (`take_up`), for the next.
+pub(crate) fn repark(parked: &Parked, subagents: &mut Subagents) {
+    if subagents.parks() {
+        let empty = Subagents::new(subagents.parent(), DecoderOptions::new(""));
+        *parked.borrow_mut() = Some(std::mem::replace(subagents, empty));
+    }
 }

@@ -35,6 +35,7 @@ use crate::prepare::{Continuation, check_cwd, check_prompt};
 use crate::render::usage::Totals;
 use crate::transcript::Transcript;
 
+mod attempt;
 mod background;
 mod beside;
 mod children;
@@ -47,7 +48,7 @@ mod thread;
 mod turn;
 
 use finish::{Start, inject_instructions, start_request};
-use turn::{Ended, TurnRun};
+use turn::TurnRun;
 
 /// How long an interrupted turn may take to say it ended before acplb stops waiting.
 const INTERRUPT_WAIT: Duration = Duration::from_secs(3);
@@ -104,6 +105,11 @@ pub(crate) struct AppSession {
     goal: Option<super::goals::Goal>,
     /// The subagents earlier turns announced as sessions (each one's life, ADR 0055).
     announced: Vec<String>,
+    /// The last turn's subagents still working, shown between turns (ACP's shape): the
+    /// follower feeds them their news, the next turn takes them up.
+    parked: background::Parked,
+    /// Where the router sends the follower what comes between turns (to see it is all taken).
+    idle: Option<tokio::sync::mpsc::Sender<Incoming>>,
 }
 
 /// How the turn found its thread.
@@ -185,6 +191,8 @@ impl AppSession {
             follower: None,
             goal: None,
             announced: Vec::new(),
+            parked: background::Parked::default(),
+            idle: None,
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -266,121 +274,5 @@ impl ProviderSession for AppSession {
 
     fn thread_id(&self) -> Option<String> {
         self.known_thread.clone()
-    }
-}
-
-impl AppSession {
-    /// Runs the turn on the server as it is now; `None` (only when `may_retry`) when the server
-    /// turned out to have exited before the turn started, so nothing of it ran. A server acplb
-    /// stopped for not answering is not tried again: the turn fails, as it waited long enough.
-    async fn attempt(
-        &mut self,
-        turn: &TurnRequest,
-        slash: Option<Slash>,
-        skill: Option<crate::skills::Skill>,
-        sink: &dyn SessionSink,
-        cancel: &CancellationToken,
-        may_retry: bool,
-    ) -> Result<Option<TurnOutcome>, ProviderError> {
-        let mut transcript = self.transcript(!may_retry);
-        let conn = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Ok(Some(cancelled())),
-            conn = self.server.connect() => conn?,
-        };
-        transcript.start_app_server(
-            self.known_thread.as_deref(),
-            &self.setup.cwd,
-            turn.prompt.text.len(),
-            conn.generation,
-        );
-        let found = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Ok(Some(cancelled())),
-            started = self.thread(&conn, turn, sink, &mut transcript) => started?,
-        };
-        let images = ImageFiles::write(&turn.prompt.images).await?;
-        let decoder = AppDecoder::new(self.decoder_options());
-        let subagents = Subagents::new(
-            self.thread.as_ref().map_or("", |t| t.id.as_str()),
-            self.decoder_options(),
-        )
-        .with_sessions(self.setup.session_id.clone(), self.setup.client_subagents)
-        .knowing(self.announced.clone());
-        let collaboration = self.collaboration(slash.as_ref(), turn);
-        let Some(thread) = self.thread.as_mut() else {
-            return Err(ProviderError::Prepare("no codex thread".into()));
-        };
-        let thread_id = thread.id.clone();
-        // Stale messages of an earlier turn (after an interrupt) are of no use now.
-        thread.inbox.drain();
-        conn.rpc.set_active(&thread_id, true);
-        inject_instructions(&conn.rpc, &mut transcript, &thread_id, found, turn).await;
-        let mut start = start_request(
-            slash,
-            &thread_id,
-            turn,
-            &self.setup.cwd,
-            images.paths(),
-            &self.setup.additional_directories,
-            collaboration,
-        );
-        if let (Start::Turn(start), Some(skill)) = (&mut start, skill) {
-            turn_input::add_skill(&mut start.input, &skill.name, &skill.path);
-        }
-        let start_totals = self.totals;
-        let mut run = TurnRun {
-            rpc: &conn.rpc,
-            marker: &conn.marker,
-            thread_id: &thread_id,
-            turn_id: None,
-            decoder,
-            totals: None,
-            title: None,
-            out: Vec::new(),
-            waiting: Vec::new(),
-            transcript,
-            usage: None,
-            subagents,
-            notices: self.setup.client_shows_notices,
-            background: self.background.clone(),
-            goal: self.goal.clone(),
-            next_turn_by: None,
-            held_end: None,
-            children_by: None,
-            children_wait: self.server.options().subagent_wait,
-            child_asks: Vec::new(),
-            stopping: false,
-        };
-        let inbox = &mut thread.inbox;
-        let started = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            started = start.send(&conn.rpc, &mut run.transcript) => Some(started),
-        };
-        let end = match started {
-            None => Ended::Cancelled,
-            // It exited on its own (not stopped by acplb for not answering) and said nothing
-            // of this turn: the turn never began there.
-            Some(Err(RpcFailure::Gone(gone)))
-                if may_retry && gone.unanswered.is_none() && !cancel.is_cancelled() && inbox.only_gone() =>
-            {
-                tracing::info!(session = %self.setup.session_id, status = %gone.status, "codex app-server was gone when the turn started; starting it on a new one");
-                conn.rpc.set_active(&thread_id, false);
-                return Ok(None);
-            }
-            Some(Err(failure)) => return Err(self.start_failed(&start, &failure)),
-            Some(Ok(result)) => {
-                run.started(&start, &result);
-                run.drive(inbox, sink, cancel, &turn.steer).await
-            }
-        };
-        drop(images);
-        conn.rpc.set_active(&thread_id, false);
-        background::take_rest(&self.background, &mut run.decoder, inbox, sink);
-        self.goal = run.goal.take();
-        self.announced = run.subagents.announced();
-        let failure = self.conclude(run, &end, sink);
-        self.outcome(end, &start_totals, failure).map(Some)
     }
 }

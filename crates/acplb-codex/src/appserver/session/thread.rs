@@ -20,8 +20,8 @@ use crate::caller::Caller;
 use crate::prepare::developer_instructions;
 use crate::transcript::Transcript;
 
-/// How many messages about background commands may wait between turns for the session's
-/// task (it takes them at once; past it they are dropped).
+/// How many messages about background commands and subagents may wait between turns for the
+/// session's task (it takes them at once; past it they are dropped).
 const IDLE_ROOM: usize = 1024;
 
 /// How the thread is opened when the session has none on the running server.
@@ -129,6 +129,10 @@ impl AppSession {
                 crate::appserver::decode::TaskEnd::Failed,
                 &mut out,
             );
+            // So did the subagents the last turn left working.
+            if let Some(mut parked) = self.parked.borrow_mut().take() {
+                parked.close_open("Codex's server stopped, and this subagent with it.", &mut out);
+            }
             for update in out {
                 sink.update(update);
             }
@@ -166,13 +170,14 @@ impl AppSession {
         Ok(Found::Started)
     }
 
-    /// Follows the commands this session's turns leave running on `conn`'s server between
-    /// turns (the router hands their news to a task of the session's).
+    /// Follows the commands and subagents this session's turns leave running on `conn`'s
+    /// server between turns (the router hands their news to a task of the session's).
     fn follow(&mut self, conn: &Conn) {
         let Some(thread) = &self.thread else {
             return;
         };
         let (tx, rx) = tokio::sync::mpsc::channel(IDLE_ROOM);
+        self.idle = Some(tx.clone());
         conn.rpc.follow_idle(&thread.id, tx);
         self.background.borrow_mut().watch_stops(conn.rpc.stops());
         if let Some(old) = self.follower.take() {
@@ -180,6 +185,7 @@ impl AppSession {
         }
         self.follower = Some(super::background::follow(
             self.background.clone(),
+            self.parked.clone(),
             rx,
             self.updates.clone(),
         ));

@@ -26,6 +26,8 @@ pub(super) struct Child {
     pub(super) generation: u32,
     /// Its session was shown ended.
     pub(super) ended_shown: bool,
+    /// It works on after its parent's turn ended, shown between turns (`parked.rs`).
+    pub(super) parked: bool,
     /// The child's running turn.
     pub(super) turn_id: Option<String>,
     pub(super) status: ToolCallStatus,
@@ -92,7 +94,7 @@ impl Child {
     }
 
     /// Its session's state as it is now (`None` when it is a tool call): running while open,
-    /// cancellable by the editor while a turn of its runs.
+    /// cancellable by the editor while a turn of its runs within a turn of its parent's.
     pub(super) fn session_state(&self) -> Option<SessionUpdate> {
         let session = self.session.as_deref()?;
         let stop = if is_open(self.status) {
@@ -100,7 +102,7 @@ impl Child {
         } else {
             self.stop.as_ref()
         };
-        let cancel = stop.is_none() && self.turn_id.is_some();
+        let cancel = stop.is_none() && self.turn_id.is_some() && !self.parked;
         Some(sessions::state(session, stop, cancel))
     }
 

@@ -32,6 +32,7 @@ mod known;
 mod known_tests;
 mod lines;
 mod news;
+mod parked;
 mod sessions;
 #[cfg(test)]
 #[path = "sessions_tests.rs"]
@@ -208,7 +209,7 @@ impl Subagents {
         let child = self
             .children
             .iter()
-            .find(|c| c.session.as_deref() == Some(session) && is_open(c.status))?;
+            .find(|c| c.session.as_deref() == Some(session) && is_open(c.status) && !c.parked)?;
         Some((child.thread_id.clone(), child.turn_id.clone()?))
     }
 
@@ -229,7 +230,8 @@ impl Subagents {
     }
 
     /// The parent's turn ended (`interrupted` or not): children still working are shown as
-    /// such and their calls end.
+    /// such and their calls end, or, shown as sessions of an ACP client, go on being shown
+    /// (`parked.rs`).
     pub(crate) fn turn_ended(&mut self, interrupted: bool, out: &mut Vec<SessionUpdate>) {
         if interrupted {
             self.end_open(
@@ -238,6 +240,8 @@ impl Subagents {
                 "Cancelled before it finished.",
                 out,
             );
+        } else if self.follows_between_turns() {
+            self.park(out);
         } else {
             self.end_open(
                 ToolCallStatus::Completed,
@@ -305,6 +309,7 @@ impl Subagents {
                     generation: generation.unwrap_or(1),
                     // An earlier turn's end was shown (AIR waits for it).
                     ended_shown: known,
+                    parked: false,
                     turn_id: None,
                     status: if known {
                         ToolCallStatus::Completed

@@ -125,7 +125,7 @@ fn a_failed_or_interrupted_child_says_why_it_stopped() {
 }
 
 #[test]
-fn a_child_still_working_when_the_turn_ends_is_unknown_and_a_cancel_ends_it_cancelled() {
+fn a_child_still_working_when_the_turn_ends_runs_on_and_a_cancel_ends_it_cancelled() {
     let mut s = tracker();
     let mut out = Vec::new();
     s.take("item/completed", &spawn("c", "nap"), &mut out);
@@ -136,11 +136,13 @@ fn a_child_still_working_when_the_turn_ends_is_unknown_and_a_cancel_ends_it_canc
     );
     out.clear();
     s.turn_ended(false, &mut out);
+    // Shown between turns (`parked.rs`): running, with no cancel to offer.
     assert_eq!(
         serde_json::to_value(&out[0]).unwrap(),
-        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "unknown"},
+        json!({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "running"},
             "capabilities": {}})
     );
+    assert!(s.parks());
     let mut s = tracker();
     s.take("item/completed", &spawn("c", "nap"), &mut out);
     out.clear();
@@ -354,4 +356,64 @@ fn a_child_shown_as_a_tool_call_has_nothing_to_cancel() {
         &mut out,
     );
     assert_eq!(s.cancellable(CHILD), None);
+}
+
+#[test]
+fn a_parked_child_goes_on_between_turns_and_the_next_turn_takes_it_up() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    s.take("item/completed", &spawn("d", "quick"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("d", json!({"turn": {"id": "d1"}})),
+        &mut out,
+    );
+    let done = json!({"turn": {"id": "d1", "status": "completed"}});
+    s.take("turn/completed", &of_child("d", done), &mut out);
+    s.turn_ended(false, &mut out);
+    assert_eq!(s.cancellable(CHILD), None, "nothing to cancel between turns");
+    // Between turns its news is still its own.
+    out.clear();
+    let said = json!({"item": {"type": "agentMessage", "id": "m9", "text": "Napped."}});
+    assert!(s.take("item/completed", &of_child("c", said), &mut out));
+    assert!(addressed(&out).iter().all(|(to, _)| to == CHILD), "{out:?}");
+    // The next turn: the ended child is remembered only, the working one offered for cancel.
+    out.clear();
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t2-".into();
+    s.next_turn(options, &mut out);
+    assert_eq!(
+        cancel_offers(&out),
+        vec![("running".to_owned(), json!({"cancel": {}}))]
+    );
+    assert_eq!(s.cancellable(CHILD), Some(("c".to_owned(), "c1".to_owned())));
+    assert_eq!(s.threads(), vec![("c".to_owned(), Some("c1".to_owned()))]);
+    assert_eq!(s.announced(), ["d", "c"]);
+}
+
+#[test]
+fn children_shown_as_tool_calls_or_to_air_are_not_parked() {
+    let mut options = DecoderOptions::new("/repo");
+    options.id_prefix = "t1-".into();
+    for s in [
+        Subagents::new("parent", options.clone()),
+        Subagents::new("parent", options.clone()).with_sessions("S1".into(), Some(SubagentSessions::Air)),
+    ] {
+        let mut s = s;
+        let mut out = Vec::new();
+        s.take("item/completed", &spawn("c", "nap"), &mut out);
+        s.take(
+            "turn/started",
+            &of_child("c", json!({"turn": {"id": "c1"}})),
+            &mut out,
+        );
+        s.turn_ended(false, &mut out);
+        assert!(!s.parks());
+    }
 }
