@@ -515,6 +515,25 @@ pub async fn open_session(
     Ok((init, session))
 }
 
+/// `initialize` declaring `caps` (the `clientCapabilities` JSON), then `session/new` in `cwd`;
+/// the new session's id.
+pub async fn open_session_as(
+    cx: &ConnectionTo<Agent>,
+    cwd: &Path,
+    caps: serde_json::Value,
+) -> Result<agent_client_protocol::v1::schema::SessionId, agent_client_protocol::Error> {
+    let caps: agent_client_protocol::v1::schema::ClientCapabilities =
+        serde_json::from_value(caps).expect("client capabilities");
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+        .block_task()
+        .await?;
+    Ok(cx
+        .send_request(NewSessionRequest::new(cwd))
+        .block_task()
+        .await?
+        .session_id)
+}
+
 /// `initialize` (protocol v1, no client capabilities); the answer as JSON.
 pub async fn initialize_json(
     cx: &ConnectionTo<Agent>,

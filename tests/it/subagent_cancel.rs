@@ -8,14 +8,10 @@
 
 use std::time::{Duration, Instant};
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, InitializeRequest, NewSessionRequest, PromptRequest, SessionId,
-    StopReason,
-};
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, SessionId, StopReason};
 use serde_json::{Value, json};
 
-use crate::harness::{Updates, eventually};
+use crate::harness::{Updates, eventually, open_session_as};
 use crate::live::Live;
 use crate::subagent_sessions::{announced, text_of};
 use crate::subagents::{live, on_exec};
@@ -69,14 +65,10 @@ pub async fn cancel_a_child(live: &mut Live, text: &str, doing: &str) -> ChildCa
     let (text, doing) = (text.to_owned(), doing.to_owned());
     live.acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            let parent = s.session_id.to_string();
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
             let turn = cx
-                .send_request(PromptRequest::new(s.session_id.clone(), vec![text.into()]))
+                .send_request(PromptRequest::new(id.clone(), vec![text.into()]))
                 .block_task();
             let canceller = async {
                 let mut child = None;
@@ -118,7 +110,7 @@ pub async fn cancel_a_child(live: &mut Live, text: &str, doing: &str) -> ChildCa
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()))
 }
 
-/// `scenario:subagent_short_wait`: the parent waits five seconds for a child running `sleep 30`.
+/// `scenario:subagent_short_wait`: the parent waits fifteen seconds for a child running `sleep 30`.
 /// Cancelling the child stops its sleep at once, and the parent's turn goes on to its end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_one_childs_work_stops_it_and_the_parent_goes_on() {
@@ -164,7 +156,7 @@ async fn cancelling_one_childs_work_stops_it_and_the_parent_goes_on() {
         .collect();
     assert!(open.is_empty(), "the child's calls left open: {open:?}");
     assert!(
-        done.stopped_after < Duration::from_secs(5),
+        done.stopped_after < Duration::from_secs(10),
         "the child's sleep was not stopped: it ended {:?} after the cancel\n{}",
         done.stopped_after,
         live.acplb.stderr()
@@ -187,21 +179,14 @@ async fn a_child_left_working_is_taken_up_by_the_next_turn_and_can_be_cancelled_
     let (first, second, parent, child, left) = live
         .acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            let parent = s.session_id.to_string();
-            let first = crate::harness::prompt(&cx, &s.session_id, "scenario:subagent_leave go")
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let first = crate::harness::prompt(&cx, &id, "scenario:subagent_leave go")
                 .await?
                 .stop_reason;
             let between = seen.all_with_sessions().len();
             let turn = cx
-                .send_request(PromptRequest::new(
-                    s.session_id.clone(),
-                    vec!["scenario:sleep wait".into()],
-                ))
+                .send_request(PromptRequest::new(id.clone(), vec!["scenario:sleep wait".into()]))
                 .block_task();
             let canceller = async {
                 let mut child = None;
@@ -210,11 +195,18 @@ async fn a_child_left_working_is_taken_up_by_the_next_turn_and_can_be_cancelled_
                     child = announced(&all, &parent)
                         .first()
                         .and_then(|c| c["sessionId"].as_str().map(str::to_owned));
-                    child.as_deref().is_some_and(|c| {
-                        offers(&all[between..], &parent, c)
-                            .last()
-                            .is_some_and(|(_, caps)| caps["cancel"] == json!({}))
-                    })
+                    // Once the parent's own `sleep 30` runs too.
+                    let parent_sleeps = all[between..].iter().any(|(s, u)| {
+                        *s == parent
+                            && u["sessionUpdate"] == "tool_call"
+                            && u.to_string().contains("sleep 30")
+                    });
+                    parent_sleeps
+                        && child.as_deref().is_some_and(|c| {
+                            offers(&all[between..], &parent, c)
+                                .last()
+                                .is_some_and(|(_, caps)| caps["cancel"] == json!({}))
+                        })
                 })
                 .await;
                 assert!(
@@ -235,8 +227,22 @@ async fn a_child_left_working_is_taken_up_by_the_next_turn_and_can_be_cancelled_
                     eventually(Duration::from_secs(10), stopped).await,
                     "the child was not stopped"
                 );
-                cx.send_notification(CancelNotification::new(s.session_id.clone()))
-                    .unwrap();
+                // Only the child: the parent's own `sleep 30` still runs.
+                let all = seen.all_with_sessions();
+                let parents: Vec<_> = all.iter().filter(|(s, _)| *s == parent).map(|(_, u)| u).collect();
+                let sleep = parents
+                    .iter()
+                    .find(|u| u["sessionUpdate"] == "tool_call" && u.to_string().contains("sleep 30"))
+                    .map(|u| u["toolCallId"].clone());
+                let ended = parents.iter().any(|u| {
+                    Some(&u["toolCallId"]) == sleep.as_ref()
+                        && matches!(u["status"].as_str(), Some("completed" | "failed"))
+                });
+                assert!(
+                    sleep.is_some() && !ended,
+                    "the parent's command was stopped too: {all:?}"
+                );
+                cx.send_notification(CancelNotification::new(id.clone())).unwrap();
                 child
             };
             let (resp, child) = tokio::join!(turn, canceller);

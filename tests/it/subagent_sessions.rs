@@ -59,6 +59,22 @@ pub async fn reload_as(live: &mut Live, client: Value, session: &str) {
         .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
 }
 
+/// Whether a session other than `parent`'s (a child's) shows a tool call mentioning `doing`.
+pub fn a_child_runs(all: &[(String, Value)], parent: &str, doing: &str) -> bool {
+    all.iter()
+        .any(|(s, u)| s != parent && u["sessionUpdate"] == "tool_call" && u.to_string().contains(doing))
+}
+
+/// `codex app-server`'s pid among the processes of a test's Codex home (`marker`).
+pub fn app_server(marker: &str) -> Option<u32> {
+    crate::harness::processes_with_env(marker)
+        .into_iter()
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(b"app-server".as_slice()))
+        })
+}
+
 /// The announcements of children on `parent`'s session.
 pub fn announced(all: &[(String, Value)], parent: &str) -> Vec<Value> {
     all.iter()

@@ -1,20 +1,16 @@
 //! Cancels of one subagent's work (ADR 0056) that go wrong, with the real Codex and the mock
 //! model: a cancel of a child that waits on the editor's answer stops the child and ends its
 //! question's call, though the editor never answers (Codex settles what an interrupted turn
-//! asked); cancels with nothing
+//! asked), and its next ask shows as one; cancels with nothing
 //! to cancel (a child whose work ended, a child that never was, an id whose parent is unknown
 //! or that names no thread) change nothing and the session goes on, on both transports.
 
 use std::time::Duration;
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, InitializeRequest, NewSessionRequest, PromptRequest, SessionId,
-    StopReason,
-};
+use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, SessionId, StopReason};
 use serde_json::json;
 
-use crate::harness::{Answer, eventually, prompt};
+use crate::harness::{Answer, eventually, open_session_as, prompt};
 use crate::subagent_cancel::offers;
 use crate::subagent_sessions::{announced, text_of};
 use crate::subagents::{live, on_exec};
@@ -36,16 +32,12 @@ async fn cancelling_a_child_that_waits_on_the_editor_withdraws_its_question() {
     let (stop, parent, child) = live
         .acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            crate::live::set_mode(&cx, &s.session_id, "read-only").await?;
-            let parent = s.session_id.to_string();
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            crate::live::set_mode(&cx, &id, "read-only").await?;
+            let parent = id.to_string();
             let turn = cx
                 .send_request(PromptRequest::new(
-                    s.session_id.clone(),
+                    id.clone(),
                     vec!["scenario:subagent_escalate go".into()],
                 ))
                 .block_task();
@@ -68,8 +60,7 @@ async fn cancelling_a_child_that_waits_on_the_editor_withdraws_its_question() {
                     "the child was not stopped: {:?}",
                     seen.all_with_sessions()
                 );
-                cx.send_notification(CancelNotification::new(s.session_id.clone()))
-                    .unwrap();
+                cx.send_notification(CancelNotification::new(id.clone())).unwrap();
                 child
             };
             let (resp, child) = tokio::join!(turn, canceller);
@@ -111,15 +102,9 @@ async fn cancels_with_nothing_to_cancel_change_nothing() {
     let (first, next, parent) = live
         .acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            let parent = s.session_id.to_string();
-            let first = prompt(&cx, &s.session_id, "scenario:subagent go")
-                .await?
-                .stop_reason;
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let first = prompt(&cx, &id, "scenario:subagent go").await?.stop_reason;
             let mut ids: Vec<String> = announced(&seen.all_with_sessions(), &parent)
                 .iter()
                 .filter_map(|c| c["sessionId"].as_str().map(str::to_owned))
@@ -134,9 +119,7 @@ async fn cancels_with_nothing_to_cancel_change_nothing() {
                 cx.send_notification(CancelNotification::new(SessionId::new(id.as_str())))
                     .unwrap();
             }
-            let next = prompt(&cx, &s.session_id, "scenario:plain again")
-                .await?
-                .stop_reason;
+            let next = prompt(&cx, &id, "scenario:plain again").await?.stop_reason;
             Ok((first, next, parent))
         })
         .await
@@ -162,4 +145,70 @@ async fn cancels_with_nothing_to_cancel_change_nothing() {
             "{all:?}"
         );
     }
+}
+
+/// `scenario:subagent_ask_again`: the child asks for an escalation, the editor does not answer,
+/// the editor cancels the child; the parent then gives it the same task again. The first ask
+/// no longer counts (its wait ended with the cancel), so the second shows the child
+/// `requires_action` again, and its answer lets the child finish.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_cancelled_while_asking_shows_its_next_ask_as_one() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    live.acplb.permissions.answer(Answer::Never);
+    let permissions = live.acplb.permissions.clone();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (stop, parent, child) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let turn = cx
+                .send_request(PromptRequest::new(
+                    id.clone(),
+                    vec!["scenario:subagent_ask_again go".into()],
+                ))
+                .block_task();
+            let canceller = async {
+                let asked = || !permissions.seen().is_empty();
+                assert!(
+                    eventually(Duration::from_secs(60), asked).await,
+                    "the child never asked"
+                );
+                let child = permissions.seen()[0]["sessionId"].as_str().unwrap().to_owned();
+                // The next ask is answered.
+                permissions.answer(Answer::First);
+                cx.send_notification(CancelNotification::new(SessionId::new(child.as_str())))
+                    .unwrap();
+                child
+            };
+            let (resp, child) = tokio::join!(turn, canceller);
+            Ok((resp?.stop_reason, parent, child))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(live.acplb.permissions.seen().len(), 2, "asked twice");
+    let all = live.updates.all_with_sessions();
+    assert!(
+        text_of(&all, &parent).contains("The escalator asked twice."),
+        "{all:?}"
+    );
+    let states: Vec<_> = offers(&all, &parent, &child)
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    let asks = states.iter().filter(|s| s["state"] == "requires_action").count();
+    assert_eq!(asks, 2, "each ask shown: {states:?}");
+    let cancelled = states.iter().position(|s| s["stopReason"] == "cancelled");
+    assert!(cancelled.is_some(), "{states:?}");
+    assert_eq!(
+        states.last().unwrap(),
+        &json!({"state": "idle", "stopReason": "end_turn"}),
+        "{states:?}"
+    );
+    drop(seen);
 }

@@ -327,13 +327,7 @@ async fn codex_killed_while_a_child_works_leaves_it_unknown_and_the_session_goes
                 "the child's sleep never showed"
             );
             // Codex's own process: `codex app-server`.
-            let server = crate::harness::processes_with_env(&marker)
-                .into_iter()
-                .find(|pid| {
-                    std::fs::read(format!("/proc/{pid}/cmdline"))
-                        .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(b"app-server".as_slice()))
-                })
-                .expect("the app-server runs");
+            let server = crate::subagent_sessions::app_server(&marker).expect("the app-server runs");
             nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(i32::try_from(server).unwrap()),
                 nix::sys::signal::Signal::SIGKILL,

@@ -6,25 +6,12 @@
 
 use std::time::Duration;
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema::{
-    ClientCapabilities, InitializeRequest, NewSessionRequest, StopReason,
-};
+use agent_client_protocol::v1::schema::StopReason;
 use serde_json::json;
 
-use crate::harness::{eventually, prompt};
-use crate::subagent_sessions::{announced, states};
+use crate::harness::{eventually, open_session_as, prompt};
+use crate::subagent_sessions::{a_child_runs, announced, app_server, states};
 use crate::subagents::{live, on_exec};
-
-/// `codex app-server`'s pid among the processes of this test's Codex home (`marker`).
-fn app_server(marker: &str) -> Option<u32> {
-    crate::harness::processes_with_env(marker)
-        .into_iter()
-        .find(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|c| c.split(|b| *b == 0).nth(1) == Some(b"app-server".as_slice()))
-        })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt_runs() {
@@ -38,21 +25,21 @@ async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt
     let (first, next, parent) = live
         .acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            let parent = s.session_id.to_string();
-            let first = prompt(&cx, &s.session_id, "scenario:subagent_leave go")
-                .await?
-                .stop_reason;
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
+            // At the answer the child still runs, shown so.
+            let all = seen.all_with_sessions();
+            let child = announced(&all, &parent)[0]["sessionId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            assert_eq!(
+                states(&all, &parent, &child).last(),
+                Some(&json!({"state": "running"}))
+            );
             // The child runs its `sleep 30` between turns, shown in its session.
-            let sleeping = || {
-                seen.all_with_sessions().iter().any(|(s, u)| {
-                    *s != parent && u["sessionUpdate"] == "tool_call" && u.to_string().contains("sleep 30")
-                })
-            };
+            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
             assert!(
                 eventually(Duration::from_secs(30), sleeping).await,
                 "the child's sleep never showed"
@@ -65,9 +52,7 @@ async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt
             .unwrap();
             let gone = eventually(Duration::from_secs(10), || app_server(&marker) != Some(server)).await;
             assert!(gone, "the app-server did not die");
-            let next = prompt(&cx, &s.session_id, "scenario:plain hello again")
-                .await?
-                .stop_reason;
+            let next = prompt(&cx, &id, "scenario:plain hello again").await?.stop_reason;
             Ok((first, next, parent))
         })
         .await
@@ -96,20 +81,10 @@ async fn a_client_leaving_while_a_child_works_between_turns_leaves_no_codex_work
     let first = live
         .acplb
         .client(&updates, async move |cx| {
-            let caps: ClientCapabilities = serde_json::from_value(json!({"subagents": {}})).unwrap();
-            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
-                .block_task()
-                .await?;
-            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
-            let parent = s.session_id.to_string();
-            let first = prompt(&cx, &s.session_id, "scenario:subagent_leave go")
-                .await?
-                .stop_reason;
-            let sleeping = || {
-                seen.all_with_sessions().iter().any(|(s, u)| {
-                    *s != parent && u["sessionUpdate"] == "tool_call" && u.to_string().contains("sleep 30")
-                })
-            };
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
+            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
             assert!(
                 eventually(Duration::from_secs(30), sleeping).await,
                 "the child's sleep never showed"

@@ -308,6 +308,7 @@ mod tests {
             "subagent_leave",
             "subagent_short_wait",
             "subagent_followup",
+            "subagent_ask_again",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -190,6 +190,12 @@ impl Rpc {
         if let (Some((_, false, Some(idle))), Incoming::Notification { method, .. }) = (&found, &incoming)
             && (about_a_command(method) || of_child)
         {
+            // A child's streamed pieces give way while the queue runs low, so that the ends
+            // (its items' whole text, its turn's end) still fit.
+            if of_child && is_piece(method) && idle.capacity() < idle.max_capacity() / 4 {
+                tracing::trace!(%method, "a subagent's streamed piece between turns; shed");
+                return;
+            }
             if let Err(e) = idle.try_send(incoming) {
                 tracing::debug!(error = %e, "news of work outliving its turn, between turns; dropped");
             }
@@ -241,6 +247,12 @@ impl Rpc {
             tx.send_modify(|n| *n = n.wrapping_add(1));
         }
     }
+}
+
+/// Whether `method` streams a piece of an item whose end repeats it whole (`…/delta`,
+/// `…Delta`).
+fn is_piece(method: &str) -> bool {
+    method.ends_with("/delta") || method.ends_with("Delta")
 }
 
 /// The thread a server message is about: `params.threadId`, or `params.thread.id`

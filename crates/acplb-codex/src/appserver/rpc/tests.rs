@@ -162,3 +162,45 @@ async fn when_the_server_goes_every_waiter_and_session_hears_why() {
     assert!(matches!(next(&mut inbox).unwrap(), Incoming::Gone(g) if g == gone));
     assert!(matches!(rpc.request(&A {}).await, Err(RpcFailure::Gone(_))));
 }
+
+#[tokio::test]
+async fn between_turns_a_subagents_news_goes_to_the_follower_and_its_pieces_give_way_to_its_ends() {
+    let (rpc, _out) = peer();
+    let _inbox = rpc.subscribe("t1");
+    let (tx, mut idle) = mpsc::channel(8);
+    rpc.follow_idle("t1", tx);
+    // t1 spawns c1: c1's messages are t1's session's.
+    rpc.dispatch(r#"{"method":"thread/started","params":{"thread":{"id":"c1","parentThreadId":"t1"}}}"#);
+    rpc.dispatch(r#"{"method":"item/completed","params":{"threadId":"t1","item":{"type":"collabAgentToolCall","id":"s","tool":"spawnAgent","receiverThreadIds":["c1"],"senderThreadId":"t1"}}}"#);
+    let mut taken = Vec::new();
+    while let Ok(Incoming::Notification { method, .. }) = idle.try_recv() {
+        taken.push(method);
+    }
+    taken.clear();
+    // No turn runs: pieces fill the queue until a quarter of it is left; later pieces are
+    // shed, and the child's turn end still fits.
+    for _ in 0..9 {
+        rpc.dispatch(
+            r#"{"method":"item/agentMessage/delta","params":{"threadId":"c1","itemId":"m","delta":"x"}}"#,
+        );
+    }
+    rpc.dispatch(
+        r#"{"method":"turn/completed","params":{"threadId":"c1","turn":{"id":"u","status":"completed"}}}"#,
+    );
+    while let Ok(Incoming::Notification { method, params }) = idle.try_recv() {
+        taken.push(format!(
+            "{method} {}",
+            params["threadId"].as_str().unwrap_or_default()
+        ));
+    }
+    assert_eq!(
+        taken.iter().filter(|m| m.contains("delta")).count(),
+        7,
+        "{taken:?}"
+    );
+    assert_eq!(
+        taken.last().map(String::as_str),
+        Some("turn/completed c1"),
+        "{taken:?}"
+    );
+}

@@ -118,6 +118,7 @@ impl AppSession {
             &mut run.decoder,
             &mut run.subagents,
             inbox,
+            &conn.rpc,
             sink,
         );
         self.after(run, end, &start_totals, sink)

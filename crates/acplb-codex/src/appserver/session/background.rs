@@ -116,14 +116,17 @@ pub(crate) fn take_rest(
     decoder: &mut AppDecoder,
     subagents: &mut Subagents,
     inbox: &mut Inbox,
+    rpc: &Rpc,
     sink: &dyn SessionSink,
 ) {
     let mut out = Vec::new();
     while let Some(msg) = inbox.try_take() {
         if let Incoming::Notification { method, params } = &msg {
             if subagents.parks() && subagents.is_child(params) {
-                // A child's news, shown as its own between turns.
-                subagents.take(method, params, &mut out);
+                // A child's news, shown as its own between turns (its error words cleared of
+                // secrets first, as in a turn).
+                let redacted = super::turn::redact_error(rpc, method, params);
+                subagents.take(method, redacted.as_ref().unwrap_or(params), &mut out);
             } else if decoder.follows(method, params) {
                 let stops = background.borrow().stops.clone();
                 feed(stops.as_deref(), decoder, method, params, &mut out);
@@ -174,6 +177,7 @@ pub(crate) async fn stop_on_close(rpc: &Rpc, thread: &str) {
 pub(crate) fn follow(
     background: Shared,
     parked: Parked,
+    rpc: std::rc::Weak<Rpc>,
     mut idle: mpsc::Receiver<Incoming>,
     updates: mpsc::UnboundedSender<SessionUpdate>,
 ) -> JoinHandle<()> {
@@ -183,10 +187,17 @@ pub(crate) fn follow(
                 continue;
             };
             let mut out = Vec::new();
-            let child = parked
-                .borrow_mut()
-                .as_mut()
-                .is_some_and(|s| s.is_child(params) && s.take(method, params, &mut out));
+            // A child's error words are cleared of secrets first, as in a turn (its server
+            // gone, nothing of it is shown).
+            let redacted = rpc
+                .upgrade()
+                .map(|rpc| super::turn::redact_error(&rpc, method, params));
+            let child = parked.borrow_mut().as_mut().is_some_and(|s| {
+                s.is_child(params)
+                    && redacted
+                        .as_ref()
+                        .is_some_and(|r| s.take(method, r.as_ref().unwrap_or(params), &mut out))
+            });
             if !child {
                 background.borrow_mut().take(method, params, &mut out);
             }
@@ -236,9 +247,15 @@ pub(crate) async fn take_up(
 }
 
 /// A turn that never started gives back the subagents it took up (`take_up`), for the next.
+/// The editor never saw the turn's offer of their cancel, so nothing is said of them.
 pub(crate) fn repark(parked: &Parked, subagents: &mut Subagents) {
     if subagents.parks() {
+        subagents.park(&mut Vec::new());
         let empty = Subagents::new(subagents.parent(), DecoderOptions::new(""));
         *parked.borrow_mut() = Some(std::mem::replace(subagents, empty));
     }
 }
+
+#[cfg(test)]
+#[path = "background_tests.rs"]
+mod tests;

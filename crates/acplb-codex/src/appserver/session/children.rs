@@ -56,15 +56,20 @@ impl TurnRun<'_> {
         Ended::Turn(self.held_end.take().unwrap_or(TurnEnd::Completed))
     }
 
-    /// The editor cancelled the subagent session `child` (ADR 0056): its running turn is
-    /// interrupted (Codex settles what it asked, and its session shows it `idle`/`cancelled`)
-    /// and its commands are swept; the parent's turn goes on. A child with no turn running,
-    /// or not of this turn, has nothing to cancel.
+    /// The editor cancelled the subagent session `child` (ADR 0056): what it asks the editor
+    /// stops waiting (ended as cancelled), its running turn is interrupted (its session then
+    /// shows it `idle`/`cancelled`) and its commands are swept; the parent's turn goes on. A
+    /// child with no turn running, or not of this turn, has nothing to cancel.
     pub(super) async fn cancel_child(&mut self, child: &str) {
         let Some((thread, turn)) = self.subagents.cancellable(child) else {
             tracing::debug!(%child, "cancel of a subagent with no turn running; nothing to stop");
             return;
         };
+        for (_, asker, stop) in &self.child_asks {
+            if *asker == thread {
+                stop.abort();
+            }
+        }
         subagents::stop(self.rpc, self.marker, vec![(thread, Some(turn))]).await;
     }
 }

@@ -40,12 +40,15 @@ impl TurnRun<'_> {
                 session: self.subagents.session_of(&params),
             };
             self.waiting.push((id.clone(), ask.cancelled()));
+            // A cancel of the child's work stops the wait: the ask ends as if cancelled.
+            let (stop, stoppable) = futures::future::AbortHandle::new_pair();
             if let Some(thread) = child {
                 self.subagents.editor_asks(&thread, true, &mut self.out);
-                self.child_asks.push((id.clone(), thread));
+                self.child_asks.push((id.clone(), thread, stop));
             }
             asks.push(Box::pin(async move {
-                let answer = sink.request_permission(question).await;
+                let asked = futures::future::Abortable::new(sink.request_permission(question), stoppable);
+                let answer = asked.await.unwrap_or(PermissionAnswer::Cancelled);
                 (id, ask, answer)
             }));
         } else if let Some((asker, form)) = form(method, &params, sink, self.decoder.options().air.is_some())
@@ -89,8 +92,8 @@ impl TurnRun<'_> {
         };
         self.waiting.retain(|(waiting, _)| waiting != id);
         self.respond(id, result);
-        if let Some(at) = self.child_asks.iter().position(|(asked, _)| asked == id) {
-            let (_, thread) = self.child_asks.swap_remove(at);
+        if let Some(at) = self.child_asks.iter().position(|(asked, ..)| asked == id) {
+            let (_, thread, _) = self.child_asks.swap_remove(at);
             self.subagents.editor_asks(&thread, false, &mut self.out);
             self.flush(sink);
         }

@@ -186,6 +186,7 @@ impl AppSession {
         self.follower = Some(super::background::follow(
             self.background.clone(),
             self.parked.clone(),
+            std::rc::Rc::downgrade(&conn.rpc),
             rx,
             self.updates.clone(),
         ));

@@ -55,8 +55,9 @@ pub(super) struct TurnRun<'a> {
     pub(super) children_by: Option<tokio::time::Instant>,
     /// How long that wait lasts.
     pub(super) children_wait: std::time::Duration,
-    /// Asks of subagents waiting on the editor: the request's id and the child's thread.
-    pub(super) child_asks: Vec<(Value, String)>,
+    /// Asks of subagents waiting on the editor: the request's id, the child's thread, and
+    /// what stops the wait for the editor's answer (a cancel of the child's work).
+    pub(super) child_asks: Vec<(Value, String, futures::future::AbortHandle)>,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no
@@ -339,7 +340,7 @@ pub(super) async fn call<R: Request>(
 /// `params` of an `error` or a failed `turn/completed` with Codex's words cleared of the served
 /// sessions' secrets and of anything shaped like a key, as they reach the client (a warning, a
 /// failure's message or typed title); `None` for any other message.
-fn redact_error(rpc: &Rpc, method: &str, params: &Value) -> Option<Value> {
+pub(super) fn redact_error(rpc: &Rpc, method: &str, params: &Value) -> Option<Value> {
     let error = match method {
         methods::ERROR => "/error",
         methods::TURN_COMPLETED => "/turn/error",

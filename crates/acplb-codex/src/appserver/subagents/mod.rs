@@ -65,6 +65,8 @@ pub(crate) struct Subagents {
     waits: bool,
     /// The children earlier turns announced as sessions: each one's life (`known.rs`).
     known: Vec<String>,
+    /// Kept between turns (`parked.rs`): a child seen now offers no cancel.
+    parked: bool,
 }
 
 impl Subagents {
@@ -77,6 +79,7 @@ impl Subagents {
             sessions_of: None,
             waits: false,
             known: Vec::new(),
+            parked: false,
         }
     }
 
@@ -309,7 +312,7 @@ impl Subagents {
                     generation: generation.unwrap_or(1),
                     // An earlier turn's end was shown (AIR waits for it).
                     ended_shown: known,
-                    parked: false,
+                    parked: self.parked,
                     turn_id: None,
                     status: if known {
                         ToolCallStatus::Completed

@@ -31,6 +31,7 @@ impl Subagents {
     /// The parent's turn ended with these children working: they go on, shown running, with
     /// nothing the editor may cancel until a turn of the parent's runs again (said once).
     pub(crate) fn park(&mut self, out: &mut Vec<SessionUpdate>) {
+        self.parked = true;
         for child in self
             .children
             .iter_mut()
@@ -52,6 +53,7 @@ impl Subagents {
         self.known = self.announced();
         self.children.retain(|c| c.session.is_some() && is_open(c.status));
         self.options = options;
+        self.parked = false;
         for child in &mut self.children {
             child.parked = false;
             child.due = false;

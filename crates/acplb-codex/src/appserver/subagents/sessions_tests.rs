@@ -417,3 +417,31 @@ fn children_shown_as_tool_calls_or_to_air_are_not_parked() {
         assert!(!s.parks());
     }
 }
+
+#[test]
+fn a_child_first_seen_between_turns_offers_no_cancel_until_a_turn_takes_it_up() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    s.turn_ended(false, &mut out);
+    // Between turns a child not seen before starts a turn (the parked one spawned it).
+    out.clear();
+    let grandchild = json!({"threadId": "g", "turnId": "g1", "turn": {"id": "g1"}});
+    assert!(s.take("turn/started", &grandchild, &mut out));
+    assert_eq!(s.cancellable("S1:subagent:g"), None);
+    let offered: Vec<Value> = cancel_offers(&out).into_iter().map(|(_, c)| c).collect();
+    assert!(offered.iter().all(|c| c.get("cancel").is_none()), "{offered:?}");
+    // The next turn takes both up and offers both.
+    out.clear();
+    s.next_turn(DecoderOptions::new("/repo"), &mut out);
+    assert_eq!(
+        s.cancellable("S1:subagent:g"),
+        Some(("g".to_owned(), "g1".to_owned()))
+    );
+    assert_eq!(cancel_offers(&out).len(), 2);
+}
