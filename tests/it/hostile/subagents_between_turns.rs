@@ -1,8 +1,8 @@
 //! Subagents that outlive their parent's turn (shown between turns to a client that takes
 //! ACP's subagent sessions) when things go wrong, with the real Codex and the mock model on
 //! app-server: Codex killed between turns leaves the child `unknown` at the next prompt,
-//! which runs on a new Codex; the client leaving while a child works leaves no Codex work
-//! behind.
+//! which runs on a new Codex; the client leaving, or closing the session, while a child works
+//! leaves no Codex work behind.
 
 use std::time::Duration;
 
@@ -99,4 +99,48 @@ async fn a_client_leaving_while_a_child_works_between_turns_leaves_no_codex_work
     let left =
         crate::harness::codex_work_left(&live.codex_marker(), live.acplb.pid, Duration::from_secs(5)).await;
     assert!(left.is_empty(), "Codex work left: {:?}", live.codex_left());
+}
+
+/// The editor closes the session while a child it was shown works between turns: the child
+/// stops with it (nobody would see what it does), its `sleep 30` with it, while acplb serves
+/// on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_session_stops_a_child_working_between_turns() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (marker, acplb_pid) = (live.codex_marker(), live.acplb.pid);
+    let (first, left, next) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
+            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
+            assert!(
+                eventually(Duration::from_secs(30), sleeping).await,
+                "the child's sleep never showed"
+            );
+            cx.send_request(agent_client_protocol::v1::schema::CloseSessionRequest::new(id))
+                .block_task()
+                .await?;
+            let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(5)).await;
+            // acplb serves on: a new session answers.
+            let other = cx
+                .send_request(agent_client_protocol::v1::schema::NewSessionRequest::new(&ws))
+                .block_task()
+                .await?;
+            let next = prompt(&cx, &other.session_id, "scenario:plain hello")
+                .await?
+                .stop_reason;
+            Ok((first, left, next))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(first, StopReason::EndTurn);
+    assert!(left.is_empty(), "Codex work left after the close: {left:?}");
+    assert_eq!(next, StopReason::EndTurn);
 }

@@ -2,6 +2,7 @@
 //! views (its decoder, its subagents, taken up from the last turn when some still work), the
 //! request that starts it, the drive to its end, and what the session keeps after it.
 
+use super::super::rpc::Inbox;
 use super::background;
 use super::turn::{Ended, TurnRun};
 use super::{
@@ -96,14 +97,11 @@ impl AppSession {
                 if may_retry && gone.unanswered.is_none() && !cancel.is_cancelled() && inbox.only_gone() =>
             {
                 tracing::info!(session = %self.setup.session_id, status = %gone.status, "codex app-server was gone when the turn started; starting it on a new one");
-                conn.rpc.set_active(&thread_id, false);
-                // The subagents left working are the next try's to show (gone with the server).
-                background::repark(&parked, &mut run.subagents);
+                self.announced = run.never_began(&parked, &self.background, inbox, sink);
                 return Ok(None);
             }
             Some(Err(failure)) => {
-                conn.rpc.set_active(&thread_id, false);
-                background::repark(&parked, &mut run.subagents);
+                self.announced = run.never_began(&parked, &self.background, inbox, sink);
                 return Err(self.start_failed(&start, &failure));
             }
             Some(Ok(result)) => {
@@ -187,5 +185,30 @@ impl AppSession {
         }
         let failure = self.conclude(run, &end, sink);
         self.outcome(end, start_totals, failure).map(Some)
+    }
+}
+
+impl TurnRun<'_> {
+    /// The turn never began on the server: it is no longer active, and the subagents it took
+    /// up go back for the next try, with what came of them meanwhile; what it knows of them.
+    fn never_began(
+        &mut self,
+        parked: &background::Parked,
+        shared: &background::Shared,
+        inbox: &mut Inbox,
+        sink: &dyn SessionSink,
+    ) -> Vec<String> {
+        self.rpc.set_active(self.thread_id, false);
+        let announced = self.subagents.announced();
+        background::repark(
+            parked,
+            &mut self.subagents,
+            shared,
+            &mut self.decoder,
+            inbox,
+            self.rpc,
+            sink,
+        );
+        announced
     }
 }

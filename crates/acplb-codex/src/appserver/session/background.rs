@@ -121,6 +121,12 @@ pub(crate) fn take_rest(
 ) {
     let mut out = Vec::new();
     while let Some(msg) = inbox.try_take() {
+        if let Incoming::Request { id, method, .. } = &msg {
+            // Asked as the turn ended (a subagent's approval, say): no turn runs to ask the
+            // editor, so it is refused, as the router refuses one between turns.
+            tracing::debug!(%method, "codex app-server asked something as the turn ended; declined");
+            rpc.respond_error(id, -32603, "no turn of this session is running");
+        }
         if let Incoming::Notification { method, params } = &msg {
             if subagents.parks() && subagents.is_child(params) {
                 // A child's news, shown as its own between turns (its error words cleared of
@@ -246,11 +252,21 @@ pub(crate) async fn take_up(
     }
 }
 
-/// A turn that never started gives back the subagents it took up (`take_up`), for the next.
-/// The editor never saw the turn's offer of their cancel, so nothing is said of them.
-pub(crate) fn repark(parked: &Parked, subagents: &mut Subagents) {
+/// A turn that never started gives back the subagents it took up (`take_up`), for the next,
+/// with what came of them meanwhile (in `inbox`: the turn was active). The editor never saw
+/// the turn's offer of their cancel, so nothing is said of it.
+pub(crate) fn repark(
+    parked: &Parked,
+    subagents: &mut Subagents,
+    background: &Shared,
+    decoder: &mut AppDecoder,
+    inbox: &mut Inbox,
+    rpc: &Rpc,
+    sink: &dyn SessionSink,
+) {
+    subagents.park(&mut Vec::new());
+    take_rest(background, decoder, subagents, inbox, rpc, sink);
     if subagents.parks() {
-        subagents.park(&mut Vec::new());
         let empty = Subagents::new(subagents.parent(), DecoderOptions::new(""));
         *parked.borrow_mut() = Some(std::mem::replace(subagents, empty));
     }

@@ -53,3 +53,27 @@ async fn a_parked_childs_error_words_between_turns_are_cleared_of_secrets() {
         })
         .await;
 }
+
+#[tokio::test]
+async fn a_request_left_in_the_inbox_at_the_turns_end_is_refused() {
+    let (to_server, mut sent) = mpsc::unbounded_channel();
+    let rpc = Rpc::new(to_server, Duration::from_secs(60), ServedSecrets::default());
+    let mut inbox = rpc.subscribe("t1");
+    rpc.set_active("t1", true);
+    rpc.dispatch(r#"{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"t1","itemId":"i"}}"#);
+    let mut decoder = AppDecoder::new(DecoderOptions::new("/repo"));
+    let mut subagents = Subagents::new("t1", DecoderOptions::new("/repo"));
+    let sink = acplb_core::provider::CollectingSink::default();
+    take_rest(
+        &Shared::default(),
+        &mut decoder,
+        &mut subagents,
+        &mut inbox,
+        &rpc,
+        &sink,
+    );
+    let answer = sent.try_recv().expect("answered at once");
+    let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(answer["id"], 7);
+    assert_eq!(answer["error"]["message"], "no turn of this session is running");
+}

@@ -252,9 +252,15 @@ impl ProviderSession for AppSession {
     }
 
     async fn shutdown(&mut self) {
+        let parked = self.parked.borrow_mut().take();
         if let Some(thread) = self.thread.take()
             && let Some(conn) = self.server_conn()
         {
+            // The subagents its turns left working stop with it: nobody would see what they do
+            // (ADR 0058).
+            if let Some(parked) = parked.filter(|_| thread.generation == conn.generation) {
+                super::subagents::stop(&conn.rpc, &conn.marker, parked.threads()).await;
+            }
             conn.rpc.unsubscribe(&thread.id);
             // Codex keeps a thread's background terminals while its server runs: a closed
             // session's go with it (ADR 0041).

@@ -132,6 +132,7 @@ impl AppSession {
             // So did the subagents the last turn left working.
             if let Some(mut parked) = self.parked.borrow_mut().take() {
                 parked.close_open("Codex's server stopped, and this subagent with it.", &mut out);
+                self.announced = parked.announced();
             }
             for update in out {
                 sink.update(update);

@@ -32,6 +32,10 @@ impl Subagents {
     /// nothing the editor may cancel until a turn of the parent's runs again (said once).
     pub(crate) fn park(&mut self, out: &mut Vec<SessionUpdate>) {
         self.parked = true;
+        // What they asked in the turn is answered at its end ("cancel"): none is open.
+        for child in &mut self.children {
+            child.open_asks = 0;
+        }
         for child in self
             .children
             .iter_mut()

@@ -445,3 +445,25 @@ fn a_child_first_seen_between_turns_offers_no_cancel_until_a_turn_takes_it_up() 
     );
     assert_eq!(cancel_offers(&out).len(), 2);
 }
+
+#[test]
+fn what_a_child_asked_in_a_turn_counts_no_more_once_it_is_parked() {
+    let mut s = tracker();
+    let mut out = Vec::new();
+    s.take("item/completed", &spawn("c", "nap"), &mut out);
+    s.take(
+        "turn/started",
+        &of_child("c", json!({"turn": {"id": "c1"}})),
+        &mut out,
+    );
+    s.editor_asks("c", true, &mut out);
+    // The turn ends with the ask open: it is answered "cancel" then.
+    s.turn_ended(false, &mut out);
+    s.next_turn(DecoderOptions::new("/repo"), &mut out);
+    out.clear();
+    s.editor_asks("c", true, &mut out);
+    assert_eq!(
+        cancel_offers(&out),
+        vec![("requires_action".to_owned(), Value::Null)]
+    );
+}
