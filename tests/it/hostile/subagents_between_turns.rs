@@ -1,7 +1,7 @@
 //! Subagents that outlive their parent's turn (shown between turns to a client that takes
 //! ACP's subagent sessions) when things go wrong, with the real Codex and the mock model on
-//! app-server: Codex killed between turns leaves the child `unknown` at the next prompt,
-//! which runs on a new Codex; the client leaving, or closing the session, while a child works
+//! app-server: Codex killed between turns leaves the child `unknown` at once, and the next
+//! prompt runs on a new Codex; the client leaving, or closing the session, while a child works
 //! leaves no Codex work behind.
 
 use std::time::Duration;
@@ -52,6 +52,16 @@ async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt
             .unwrap();
             let gone = eventually(Duration::from_secs(10), || app_server(&marker) != Some(server)).await;
             assert!(gone, "the app-server did not die");
+            // Shown at once, with no prompt needed.
+            let unknown = || {
+                let all = seen.all_with_sessions();
+                states(&all, &parent, &child).last() == Some(&json!({"state": "unknown"}))
+            };
+            assert!(
+                eventually(Duration::from_secs(10), unknown).await,
+                "the child still shows running: {:?}",
+                seen.all_with_sessions()
+            );
             let next = prompt(&cx, &id, "scenario:plain hello again").await?.stop_reason;
             Ok((first, next, parent))
         })

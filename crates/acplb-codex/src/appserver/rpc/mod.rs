@@ -368,6 +368,8 @@ impl Rpc {
         }
         for (_, route) in self.threads.borrow_mut().drain() {
             let _ignored = route.tx.send(Incoming::Gone(gone.clone()));
+            // Between turns the session's follower hears it too (ADR 0058).
+            route.tell_idle(Incoming::Gone(gone.clone()));
         }
         self.room.notify_waiters();
         self.logins.closed();

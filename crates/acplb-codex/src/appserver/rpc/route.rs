@@ -76,6 +76,17 @@ pub(super) struct Route {
     idle: Option<mpsc::Sender<Incoming>>,
 }
 
+impl Route {
+    /// Tells the session's follower between turns `msg`, if it has one with room for it.
+    pub(super) fn tell_idle(&self, msg: Incoming) {
+        if let Some(idle) = &self.idle
+            && let Err(e) = idle.try_send(msg)
+        {
+            tracing::debug!(error = %e, "the session's follower had no room; dropped");
+        }
+    }
+}
+
 /// Whether a notification between turns may be about a command that outlived its turn.
 fn about_a_command(method: &str) -> bool {
     matches!(method, methods::COMMAND_OUTPUT_DELTA | methods::ITEM_COMPLETED)

@@ -189,6 +189,23 @@ pub(crate) fn follow(
 ) -> JoinHandle<()> {
     tokio::task::spawn_local(async move {
         while let Some(msg) = idle.recv().await {
+            if let Incoming::Gone(gone) = &msg {
+                // Codex went between turns, and the subagents still working with it.
+                let mut out = Vec::new();
+                if let Some(view) = parked.borrow_mut().as_mut() {
+                    let why = match gone.unanswered {
+                        Some(_) => "Codex stopped answering, and this subagent with it.",
+                        None => "Codex exited, and this subagent with it.",
+                    };
+                    view.close_open(why, &mut out);
+                }
+                for update in out {
+                    if updates.send(update).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
             let Incoming::Notification { method, params } = &msg else {
                 continue;
             };
