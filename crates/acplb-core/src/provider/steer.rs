@@ -7,7 +7,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::PromptInput;
 
-/// What the editor sends into a running turn: prompts ([`WhileBusy::Steer`]), which the
+/// What the editor sends into a running turn: prompts ([`super::WhileBusy::Steer`]), which the
 /// provider reads beside its child's output, and cancels of the turn's subagent sessions (ADR
 /// 0056), each naming the child's session. Empty for providers that take neither.
 #[derive(Debug, Clone, Default)]
