@@ -160,7 +160,6 @@ async fn a_child_cancelled_while_asking_shows_its_next_ask_as_one() {
     live.acplb.permissions.answer(Answer::Never);
     let permissions = live.acplb.permissions.clone();
     let (ws, updates) = (live.workspace(), live.updates.clone());
-    let seen = updates.clone();
     let (stop, parent, child) = live
         .acplb
         .client(&updates, async move |cx| {
@@ -210,5 +209,4 @@ async fn a_child_cancelled_while_asking_shows_its_next_ask_as_one() {
         &json!({"state": "idle", "stopReason": "end_turn"}),
         "{states:?}"
     );
-    drop(seen);
 }

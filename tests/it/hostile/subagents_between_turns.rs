@@ -4,14 +4,36 @@
 //! prompt runs on a new Codex; the client leaving, or closing the session, while a child works
 //! leaves no Codex work behind.
 
+use std::path::Path;
 use std::time::Duration;
 
-use agent_client_protocol::v1::schema::StopReason;
+use agent_client_protocol::Agent;
+use agent_client_protocol::v1::ConnectionTo;
+use agent_client_protocol::v1::schema::{SessionId, StopReason};
 use serde_json::json;
 
-use crate::harness::{eventually, open_session_as, prompt};
+use crate::harness::{Updates, eventually, open_session_as, prompt};
 use crate::subagent_sessions::{a_child_runs, announced, app_server, states};
 use crate::subagents::{live, on_exec};
+
+/// A session of a client that takes ACP's subagent sessions, whose prompt
+/// `scenario:subagent_leave` was answered leaving a child that runs `sleep 30`, once the
+/// child's sleep shows: the session, its id as text, and the prompt's stop reason.
+async fn sleeper_left(
+    cx: &ConnectionTo<Agent>,
+    ws: &Path,
+    seen: &Updates,
+) -> Result<(SessionId, String, StopReason), agent_client_protocol::Error> {
+    let id = open_session_as(cx, ws, json!({"subagents": {}})).await?;
+    let parent = id.to_string();
+    let first = prompt(cx, &id, "scenario:subagent_leave go").await?.stop_reason;
+    let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
+    assert!(
+        eventually(Duration::from_secs(30), sleeping).await,
+        "the child's sleep never showed"
+    );
+    Ok((id, parent, first))
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt_runs() {
@@ -25,10 +47,8 @@ async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt
     let (first, next, parent) = live
         .acplb
         .client(&updates, async move |cx| {
-            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
-            let parent = id.to_string();
-            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
-            // At the answer the child still runs, shown so.
+            let (id, parent, first) = sleeper_left(&cx, &ws, &seen).await?;
+            // The child still runs after the answer, shown so.
             let all = seen.all_with_sessions();
             let child = announced(&all, &parent)[0]["sessionId"]
                 .as_str()
@@ -37,12 +57,6 @@ async fn codex_killed_between_turns_leaves_the_child_unknown_and_the_next_prompt
             assert_eq!(
                 states(&all, &parent, &child).last(),
                 Some(&json!({"state": "running"}))
-            );
-            // The child runs its `sleep 30` between turns, shown in its session.
-            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
-            assert!(
-                eventually(Duration::from_secs(30), sleeping).await,
-                "the child's sleep never showed"
             );
             let server = app_server(&marker).expect("the app-server runs");
             nix::sys::signal::kill(
@@ -91,14 +105,7 @@ async fn a_client_leaving_while_a_child_works_between_turns_leaves_no_codex_work
     let first = live
         .acplb
         .client(&updates, async move |cx| {
-            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
-            let parent = id.to_string();
-            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
-            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
-            assert!(
-                eventually(Duration::from_secs(30), sleeping).await,
-                "the child's sleep never showed"
-            );
+            let (_, _, first) = sleeper_left(&cx, &ws, &seen).await?;
             Ok(first)
         })
         .await
@@ -126,14 +133,7 @@ async fn closing_the_session_stops_a_child_working_between_turns() {
     let (first, left, next) = live
         .acplb
         .client(&updates, async move |cx| {
-            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
-            let parent = id.to_string();
-            let first = prompt(&cx, &id, "scenario:subagent_leave go").await?.stop_reason;
-            let sleeping = || a_child_runs(&seen.all_with_sessions(), &parent, "sleep 30");
-            assert!(
-                eventually(Duration::from_secs(30), sleeping).await,
-                "the child's sleep never showed"
-            );
+            let (id, _, first) = sleeper_left(&cx, &ws, &seen).await?;
             cx.send_request(agent_client_protocol::v1::schema::CloseSessionRequest::new(id))
                 .block_task()
                 .await?;

@@ -77,13 +77,18 @@ pub(super) struct Route {
 }
 
 impl Route {
-    /// Tells the session's follower between turns `msg`, if it has one with room for it.
+    /// Tells the session's follower between turns `msg`, if it has one.
     pub(super) fn tell_idle(&self, msg: Incoming) {
-        if let Some(idle) = &self.idle
-            && let Err(e) = idle.try_send(msg)
-        {
-            tracing::debug!(error = %e, "the session's follower had no room; dropped");
+        if let Some(idle) = &self.idle {
+            tell(idle, msg);
         }
+    }
+}
+
+/// Tells a session's follower between turns `msg`, if it has room for it.
+fn tell(idle: &mpsc::Sender<Incoming>, msg: Incoming) {
+    if let Err(e) = idle.try_send(msg) {
+        tracing::debug!(error = %e, "news of work outliving its turn, between turns; dropped");
     }
 }
 
@@ -207,9 +212,7 @@ impl Rpc {
                 tracing::trace!(%method, "a subagent's streamed piece between turns; shed");
                 return;
             }
-            if let Err(e) = idle.try_send(incoming) {
-                tracing::debug!(error = %e, "news of work outliving its turn, between turns; dropped");
-            }
+            tell(idle, incoming);
             return;
         }
         let route = found.map(|(tx, active, _)| (tx, active));

@@ -189,40 +189,35 @@ pub(crate) fn follow(
 ) -> JoinHandle<()> {
     tokio::task::spawn_local(async move {
         while let Some(msg) = idle.recv().await {
-            if let Incoming::Gone(gone) = &msg {
+            let mut out = Vec::new();
+            match &msg {
                 // Codex went between turns, and the subagents still working with it.
-                let mut out = Vec::new();
-                if let Some(view) = parked.borrow_mut().as_mut() {
-                    let why = match gone.unanswered {
-                        Some(_) => "Codex stopped answering, and this subagent with it.",
-                        None => "Codex exited, and this subagent with it.",
-                    };
-                    view.close_open(why, &mut out);
-                }
-                for update in out {
-                    if updates.send(update).is_err() {
-                        return;
+                Incoming::Gone(gone) => {
+                    if let Some(view) = parked.borrow_mut().as_mut() {
+                        let why = match gone.unanswered {
+                            Some(_) => "Codex stopped answering, and this subagent with it.",
+                            None => "Codex exited, and this subagent with it.",
+                        };
+                        view.close_open(why, &mut out);
                     }
                 }
-                continue;
-            }
-            let Incoming::Notification { method, params } = &msg else {
-                continue;
-            };
-            let mut out = Vec::new();
-            // A child's error words are cleared of secrets first, as in a turn (its server
-            // gone, nothing of it is shown).
-            let redacted = rpc
-                .upgrade()
-                .map(|rpc| super::turn::redact_error(&rpc, method, params));
-            let child = parked.borrow_mut().as_mut().is_some_and(|s| {
-                s.is_child(params)
-                    && redacted
-                        .as_ref()
-                        .is_some_and(|r| s.take(method, r.as_ref().unwrap_or(params), &mut out))
-            });
-            if !child {
-                background.borrow_mut().take(method, params, &mut out);
+                Incoming::Notification { method, params } => {
+                    // A child's error words are cleared of secrets first, as in a turn (its
+                    // server gone, nothing of it is shown).
+                    let redacted = rpc
+                        .upgrade()
+                        .map(|rpc| super::turn::redact_error(&rpc, method, params));
+                    let child = parked.borrow_mut().as_mut().is_some_and(|s| {
+                        s.is_child(params)
+                            && redacted
+                                .as_ref()
+                                .is_some_and(|r| s.take(method, r.as_ref().unwrap_or(params), &mut out))
+                    });
+                    if !child {
+                        background.borrow_mut().take(method, params, &mut out);
+                    }
+                }
+                Incoming::Request { .. } => {}
             }
             for update in out {
                 if updates.send(update).is_err() {
