@@ -126,8 +126,14 @@ pub enum Answer {
 pub struct Permissions {
     answer: Arc<Mutex<Answer>>,
     seen: Arc<Mutex<Vec<RequestPermissionRequest>>>,
-    held: Arc<Mutex<Vec<agent_client_protocol::v1::Responder<RequestPermissionResponse>>>>,
+    /// Requests held unanswered: each one's first option, and where its answer goes.
+    held: Arc<Mutex<HeldPermissions>>,
 }
+
+type HeldPermissions = Vec<(
+    Option<agent_client_protocol::v1::schema::PermissionOptionId>,
+    agent_client_protocol::v1::Responder<RequestPermissionResponse>,
+)>;
 
 impl Default for Permissions {
     fn default() -> Self {
@@ -143,6 +149,23 @@ impl Permissions {
     /// From now on, answers this way.
     pub fn answer(&self, answer: Answer) {
         *self.answer.lock().unwrap() = answer;
+    }
+
+    /// Answers every request held unanswered now with its first option, as a user who answers
+    /// late; how many there were.
+    pub fn allow_held(&self) -> usize {
+        let held: Vec<_> = self.held.lock().unwrap().drain(..).collect();
+        let n = held.len();
+        for (first, responder) in held {
+            let outcome = match first {
+                Some(id) => RequestPermissionOutcome::Selected(
+                    agent_client_protocol::v1::schema::SelectedPermissionOutcome::new(id),
+                ),
+                None => RequestPermissionOutcome::Cancelled,
+            };
+            let _late = responder.respond(RequestPermissionResponse::new(outcome));
+        }
+        n
     }
 
     /// The requests received so far, as JSON.
@@ -165,8 +188,9 @@ impl Permissions {
             Answer::First => req.options.first(),
             Answer::Kind(kind) => req.options.iter().find(|o| o.kind == kind),
             Answer::Never => {
+                let first = req.options.first().map(|o| o.option_id.clone());
                 self.seen.lock().unwrap().push(req);
-                self.held.lock().unwrap().push(responder);
+                self.held.lock().unwrap().push((first, responder));
                 return Ok(());
             }
             Answer::Error => {

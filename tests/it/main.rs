@@ -54,6 +54,7 @@ mod sessions;
 mod sessions_cli;
 mod shelf;
 mod skills;
+pub(crate) mod subagent_asks;
 pub(crate) mod subagent_cancel;
 pub(crate) mod subagent_sessions;
 mod subagents;

@@ -40,6 +40,28 @@ pub fn offers(all: &[(String, Value)], parent: &str, child: &str) -> Vec<(Value,
         .collect()
 }
 
+/// Cancels the subagent session `child` of `parent` and waits (ten seconds at most) until its
+/// state says it was cancelled.
+pub async fn cancel_and_see_cancelled(
+    cx: &agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+    seen: &Updates,
+    parent: &str,
+    child: &str,
+) {
+    cx.send_notification(CancelNotification::new(SessionId::new(child)))
+        .unwrap();
+    let stopped = || {
+        let all = seen.all_with_sessions();
+        let last = offers(&all, parent, child).pop();
+        last.is_some_and(|(state, _)| state["stopReason"] == "cancelled")
+    };
+    assert!(
+        eventually(Duration::from_secs(10), stopped).await,
+        "the child was not stopped: {:?}",
+        seen.all_with_sessions()
+    );
+}
+
 /// The id of a child announced on `parent` whose state offers the editor a cancel, and whose
 /// session showed a tool call mentioning `doing`, once there is one.
 pub fn cancellable_child(seen: &Updates, parent: &str, doing: &str) -> Option<String> {

@@ -40,6 +40,7 @@ pub mod stand_in;
 mod state;
 mod stderr_secrets;
 mod stderr_unread;
+mod subagent_asks;
 mod subagent_cancel;
 mod subagent_sessions;
 mod subagents;

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{CancelNotification, PromptRequest, Sessi
 use serde_json::json;
 
 use crate::harness::{Answer, eventually, open_session_as, prompt};
-use crate::subagent_cancel::offers;
+use crate::subagent_cancel::{cancel_and_see_cancelled, offers};
 use crate::subagent_sessions::{announced, text_of};
 use crate::subagents::{live, on_exec};
 
@@ -48,18 +48,7 @@ async fn cancelling_a_child_that_waits_on_the_editor_withdraws_its_question() {
                     "the child never asked"
                 );
                 let child = permissions.seen()[0]["sessionId"].as_str().unwrap().to_owned();
-                cx.send_notification(CancelNotification::new(SessionId::new(child.as_str())))
-                    .unwrap();
-                let stopped = || {
-                    let all = seen.all_with_sessions();
-                    let last = offers(&all, &parent, &child).pop();
-                    last.is_some_and(|(state, _)| state["stopReason"] == "cancelled")
-                };
-                assert!(
-                    eventually(Duration::from_secs(10), stopped).await,
-                    "the child was not stopped: {:?}",
-                    seen.all_with_sessions()
-                );
+                cancel_and_see_cancelled(&cx, &seen, &parent, &child).await;
                 cx.send_notification(CancelNotification::new(id.clone())).unwrap();
                 child
             };

@@ -192,6 +192,12 @@ impl ProviderSession for Offering {
         self.session.background_updates()
     }
 
+    fn background_asks(
+        &mut self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>> {
+        self.session.background_asks()
+    }
+
     fn announce_again(&self) -> Vec<agent_client_protocol::v1::schema::SessionUpdate> {
         self.session.announce_again()
     }

@@ -28,8 +28,8 @@ mod vendor;
 
 pub use failure::{AIR_SESSION_FAILURE, FailureKind, Incident, Severity};
 pub use sink::{
-    BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk, SessionSink,
-    tell_user,
+    BackgroundAsk, BesideForm, CollectingSink, ElicitAnswer, ElicitAsk, PermissionAnswer, PermissionAsk,
+    SessionSink, tell_user,
 };
 pub use steer::SteerInbox;
 pub use vendor::{VendorFailure, VendorSession};
@@ -396,6 +396,14 @@ pub trait ProviderSession {
     fn background_updates(
         &mut self,
     ) -> Option<UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>> {
+        None
+    }
+
+    /// Permission questions the provider has for the editor between turns, about work a turn
+    /// left running (Codex: a subagent still working asks to run a command); the session puts
+    /// each to the editor as it comes and sends the answer back. Taken once, when the session
+    /// starts.
+    fn background_asks(&mut self) -> Option<UnboundedReceiver<BackgroundAsk>> {
         None
     }
 

@@ -22,6 +22,17 @@ pub struct PermissionAsk {
     pub session: Option<String>,
 }
 
+/// A permission question the provider puts to the editor between turns (a subagent left working
+/// asks something), through the session actor, which owns the way to the editor: the answer goes
+/// back on `answer`. A provider that stops waiting drops the receiver.
+#[derive(Debug)]
+pub struct BackgroundAsk {
+    /// The question.
+    pub ask: PermissionAsk,
+    /// Where the editor's answer goes.
+    pub answer: tokio::sync::oneshot::Sender<PermissionAnswer>,
+}
+
 /// The editor's answer to a [`PermissionAsk`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PermissionAnswer {

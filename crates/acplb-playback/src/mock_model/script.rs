@@ -309,6 +309,8 @@ mod tests {
             "subagent_short_wait",
             "subagent_followup",
             "subagent_ask_again",
+            "subagent_leave_asking",
+            "subagent_child_nap_escalate",
         ] {
             assert!(
                 script.scenario(name).is_some(),

@@ -1,7 +1,8 @@
 //! Where what the server sends goes: each thread's messages to the session whose turn runs on
-//! it (between turns dropped, or refused for requests, except a command's output and end, which
-//! go to the session's follower of background terminals), the server's requests no session can
-//! answer refused, and the backlog of messages routed and not taken, which pauses the reader.
+//! it (between turns dropped, or refused for requests, except a command's output and end and a
+//! subagent's news and requests, which go to the session's follower), the server's requests no
+//! session can answer refused, and the backlog of messages routed and not taken, which pauses
+//! the reader.
 
 use std::rc::Rc;
 
@@ -213,6 +214,19 @@ impl Rpc {
                 return;
             }
             tell(idle, incoming);
+            return;
+        }
+        // Between turns, what a subagent that outlived its parent's turn asks goes to the
+        // follower too, which puts it to the editor (ADR 0059); with no room it is refused.
+        if let (Some((_, false, Some(idle))), Incoming::Request { .. }) = (&found, &incoming)
+            && of_child
+        {
+            if let Err(e) = idle.try_send(incoming)
+                && let Incoming::Request { id, method, .. } = e.into_inner()
+            {
+                tracing::warn!(%method, "a subagent asked something between turns with no room to take it; declined");
+                self.respond_error(&id, -32603, "no turn of this session is running");
+            }
             return;
         }
         let route = found.map(|(tx, active, _)| (tx, active));

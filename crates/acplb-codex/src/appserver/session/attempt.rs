@@ -97,11 +97,11 @@ impl AppSession {
                 if may_retry && gone.unanswered.is_none() && !cancel.is_cancelled() && inbox.only_gone() =>
             {
                 tracing::info!(session = %self.setup.session_id, status = %gone.status, "codex app-server was gone when the turn started; starting it on a new one");
-                self.announced = run.never_began(&parked, &self.background, inbox, sink);
+                self.announced = run.never_began(&parked, &self.background, inbox, &self.editor, sink);
                 return Ok(None);
             }
             Some(Err(failure)) => {
-                self.announced = run.never_began(&parked, &self.background, inbox, sink);
+                self.announced = run.never_began(&parked, &self.background, inbox, &self.editor, sink);
                 return Err(self.start_failed(&start, &failure));
             }
             Some(Ok(result)) => {
@@ -117,6 +117,7 @@ impl AppSession {
             &mut run.subagents,
             inbox,
             &conn.rpc,
+            &self.editor,
             sink,
         );
         self.after(run, end, &start_totals, sink)
@@ -181,7 +182,10 @@ impl AppSession {
                 sink.update(update);
             }
             let idle = Subagents::new(run.thread_id, self.decoder_options());
-            *self.parked.borrow_mut() = Some(std::mem::replace(&mut run.subagents, idle));
+            self.parked.keep(std::mem::replace(&mut run.subagents, idle));
+        } else {
+            // Nobody shows them now: what they asked between turns is answered "cancel".
+            super::follower::withdraw_all(&mut run.subagents, run.rpc);
         }
         let failure = self.conclude(run, &end, sink);
         self.outcome(end, start_totals, failure).map(Some)
@@ -196,19 +200,26 @@ impl TurnRun<'_> {
         parked: &background::Parked,
         shared: &background::Shared,
         inbox: &mut Inbox,
+        editor: &background::Editor,
         sink: &dyn SessionSink,
     ) -> Vec<String> {
         self.rpc.set_active(self.thread_id, false);
         let announced = self.subagents.announced();
-        background::repark(
-            parked,
-            &mut self.subagents,
+        // The editor never saw the turn's offer of their cancel, so nothing is said of it.
+        self.subagents.park(&mut Vec::new());
+        background::take_rest(
             shared,
             &mut self.decoder,
+            &mut self.subagents,
             inbox,
             self.rpc,
+            editor,
             sink,
         );
+        if self.subagents.parks() {
+            let empty = Subagents::new(self.thread_id, super::DecoderOptions::new(""));
+            parked.keep(std::mem::replace(&mut self.subagents, empty));
+        }
         announced
     }
 }

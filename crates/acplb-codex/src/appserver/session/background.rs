@@ -1,9 +1,9 @@
 //! A session's commands that outlive their turn (background terminals, ADR 0041): the
 //! decoders of the turns that started them, fed what Codex says of those commands later. In a
 //! turn the turn hands them over; between turns the router sends them here
-//! (`Rpc::follow_idle`) and a task of the session's turns them into updates the session
-//! actor sends (`ProviderSession::background_updates`). The same task feeds the last turn's
-//! subagents still working their news between turns (`subagents/parked.rs`).
+//! (`Rpc::follow_idle`) and a task of the session's (`follower.rs`) turns them into updates the
+//! session actor sends (`ProviderSession::background_updates`). The same task feeds the last
+//! turn's subagents still working their news between turns (`subagents/parked.rs`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -12,7 +12,6 @@ use acplb_core::provider::SessionSink;
 use agent_client_protocol::v1::schema::{SessionUpdate, ToolCallStatus};
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use super::super::decode::{AppDecoder, DecoderOptions, TaskEnd};
 use super::super::protocol::methods;
@@ -44,7 +43,36 @@ pub(crate) type Shared = Rc<RefCell<Background>>;
 
 /// A turn's subagents still working after it, shown between turns (`subagents/parked.rs`):
 /// shared by the session and its task between turns.
-pub(crate) type Parked = Rc<RefCell<Option<Subagents>>>;
+pub(crate) type Parked = Rc<ParkedView>;
+
+/// The view of the subagents kept between turns, if any, and word to the follower that one was
+/// kept (it then waits on what they ask the editor: `follower.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct ParkedView {
+    view: RefCell<Option<Subagents>>,
+    kept: tokio::sync::Notify,
+}
+
+impl ParkedView {
+    pub(crate) fn borrow(&self) -> std::cell::Ref<'_, Option<Subagents>> {
+        self.view.borrow()
+    }
+
+    pub(crate) fn borrow_mut(&self) -> std::cell::RefMut<'_, Option<Subagents>> {
+        self.view.borrow_mut()
+    }
+
+    /// Keeps `view` between turns, and tells the follower.
+    pub(crate) fn keep(&self, view: Subagents) {
+        *self.view.borrow_mut() = Some(view);
+        self.kept.notify_one();
+    }
+
+    /// Resolves once a view was kept since the last time it did (cancel-safe).
+    pub(crate) async fn kept(&self) {
+        self.kept.notified().await;
+    }
+}
 
 impl Background {
     /// Reads which commands the user stopped from `stops` (the server the session is on).
@@ -107,8 +135,12 @@ impl Background {
     }
 }
 
+/// Where questions between turns go: to the session actor, which asks the editor.
+pub(crate) type Editor = mpsc::UnboundedSender<acplb_core::provider::BackgroundAsk>;
+
 /// What waits in the inbox after a turn's end: the news of background commands, if anything
-/// (their updates go to `sink`; the rest is dropped, as between turns). The ended turn's own
+/// (their updates go to `sink`; the rest is dropped, as between turns), and what children that
+/// work on ask (put to the editor through `editor`). The ended turn's own
 /// `decoder`, not kept yet, takes the news of the commands it leaves running: one that ended
 /// just after the turn must not be lost.
 pub(crate) fn take_rest(
@@ -117,15 +149,22 @@ pub(crate) fn take_rest(
     subagents: &mut Subagents,
     inbox: &mut Inbox,
     rpc: &Rpc,
+    editor: &Editor,
     sink: &dyn SessionSink,
 ) {
     let mut out = Vec::new();
     while let Some(msg) = inbox.try_take() {
-        if let Incoming::Request { id, method, .. } = &msg {
-            // Asked as the turn ended (a subagent's approval, say): no turn runs to ask the
-            // editor, so it is refused, as the router refuses one between turns.
-            tracing::debug!(%method, "codex app-server asked something as the turn ended; declined");
-            rpc.respond_error(id, -32603, "no turn of this session is running");
+        if let Incoming::Request { id, method, params } = &msg {
+            // Asked as the turn ended: a child that works on asks the editor between turns;
+            // anything else is refused, as between turns.
+            let asked = subagents.parks()
+                && subagents
+                    .ask_between(id, method, params, editor, &mut out)
+                    .is_ok();
+            if !asked {
+                tracing::debug!(%method, "codex app-server asked something as the turn ended; declined");
+                rpc.respond_error(id, -32603, "no turn of this session is running");
+            }
         }
         if let Incoming::Notification { method, params } = &msg {
             if subagents.parks() && subagents.is_child(params) {
@@ -178,56 +217,6 @@ pub(crate) async fn stop_on_close(rpc: &Rpc, thread: &str) {
     }
 }
 
-/// The task that follows the commands between turns: what the router sends it becomes
-/// updates for the session actor. Ends when either side is dropped.
-pub(crate) fn follow(
-    background: Shared,
-    parked: Parked,
-    rpc: std::rc::Weak<Rpc>,
-    mut idle: mpsc::Receiver<Incoming>,
-    updates: mpsc::UnboundedSender<SessionUpdate>,
-) -> JoinHandle<()> {
-    tokio::task::spawn_local(async move {
-        while let Some(msg) = idle.recv().await {
-            let mut out = Vec::new();
-            match &msg {
-                // Codex went between turns, and the subagents still working with it.
-                Incoming::Gone(gone) => {
-                    if let Some(view) = parked.borrow_mut().as_mut() {
-                        let why = match gone.unanswered {
-                            Some(_) => "Codex stopped answering, and this subagent with it.",
-                            None => "Codex exited, and this subagent with it.",
-                        };
-                        view.close_open(why, &mut out);
-                    }
-                }
-                Incoming::Notification { method, params } => {
-                    // A child's error words are cleared of secrets first, as in a turn (its
-                    // server gone, nothing of it is shown).
-                    let redacted = rpc
-                        .upgrade()
-                        .map(|rpc| super::turn::redact_error(&rpc, method, params));
-                    let child = parked.borrow_mut().as_mut().is_some_and(|s| {
-                        s.is_child(params)
-                            && redacted
-                                .as_ref()
-                                .is_some_and(|r| s.take(method, r.as_ref().unwrap_or(params), &mut out))
-                    });
-                    if !child {
-                        background.borrow_mut().take(method, params, &mut out);
-                    }
-                }
-                Incoming::Request { .. } => {}
-            }
-            for update in out {
-                if updates.send(update).is_err() {
-                    return;
-                }
-            }
-        }
-    })
-}
-
 /// The subagents a turn shows: the last turn's still working (`parked`) when they are of the
 /// same thread as `fresh`, taken up with this turn's `options` once the follower has taken
 /// everything the router sent it (`idle`); else `fresh`. Children of another thread (the
@@ -261,26 +250,6 @@ pub(crate) async fn take_up(
             fresh
         }
         None => fresh,
-    }
-}
-
-/// A turn that never started gives back the subagents it took up (`take_up`), for the next,
-/// with what came of them meanwhile (in `inbox`: the turn was active). The editor never saw
-/// the turn's offer of their cancel, so nothing is said of it.
-pub(crate) fn repark(
-    parked: &Parked,
-    subagents: &mut Subagents,
-    background: &Shared,
-    decoder: &mut AppDecoder,
-    inbox: &mut Inbox,
-    rpc: &Rpc,
-    sink: &dyn SessionSink,
-) {
-    subagents.park(&mut Vec::new());
-    take_rest(background, decoder, subagents, inbox, rpc, sink);
-    if subagents.parks() {
-        let empty = Subagents::new(subagents.parent(), DecoderOptions::new(""));
-        *parked.borrow_mut() = Some(std::mem::replace(subagents, empty));
     }
 }
 

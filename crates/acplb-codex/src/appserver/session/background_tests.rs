@@ -1,58 +1,13 @@
-//! The task between turns: a parked subagent's news reaches its session, its error words
-//! cleared of secrets as in a turn.
+//! What waits in a turn's inbox at its end: a request no child left working can ask is
+//! refused; a parked child's is put to the editor.
 
-use std::cell::RefCell;
-use std::rc::Rc;
 use std::time::Duration;
 
-use acplb_core::capabilities::SubagentSessions;
-use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::*;
 use crate::appserver::decode::DecoderOptions;
 use crate::appserver::served::ServedSecrets;
-
-#[tokio::test]
-async fn a_parked_childs_error_words_between_turns_are_cleared_of_secrets() {
-    tokio::task::LocalSet::new()
-        .run_until(async {
-            let (to_server, _sent) = mpsc::unbounded_channel();
-            let rpc = Rpc::new(to_server, Duration::from_secs(60), ServedSecrets::default());
-            let mut options = DecoderOptions::new("/repo");
-            options.id_prefix = "t1-".into();
-            let mut view =
-                Subagents::new("parent", options).with_sessions("S1".into(), Some(SubagentSessions::Acp));
-            let mut out = Vec::new();
-            let spawn = json!({"threadId": "parent", "turnId": "p1", "item": {"type": "collabAgentToolCall",
-                "id": "s", "tool": "spawnAgent", "status": "completed", "prompt": "nap",
-                "receiverThreadIds": ["c"], "senderThreadId": "parent", "agentsStates": {}}});
-            view.take("item/completed", &spawn, &mut out);
-            view.take(
-                "turn/started",
-                &json!({"threadId": "c", "turn": {"id": "c1"}}),
-                &mut out,
-            );
-            view.turn_ended(false, &mut out);
-            assert!(view.parks());
-            let parked: Parked = Rc::new(RefCell::new(Some(view)));
-            let (idle, idle_rx) = mpsc::channel(8);
-            let (updates, mut shown) = mpsc::unbounded_channel();
-            let task = follow(Shared::default(), parked, Rc::downgrade(&rpc), idle_rx, updates);
-            let failed = json!({"threadId": "c", "turn": {"id": "c1", "status": "failed",
-                "error": {"message": "401: key sk-proj-abcdefghijklmnop1234 was refused"}}});
-            let end = Incoming::Notification {
-                method: "turn/completed".into(),
-                params: failed,
-            };
-            assert!(idle.send(end).await.is_ok());
-            let update = serde_json::to_string(&shown.recv().await.expect("the child's end")).unwrap();
-            assert!(update.contains("was refused"), "{update}");
-            assert!(!update.contains("sk-proj"), "{update}");
-            task.abort();
-        })
-        .await;
-}
 
 #[tokio::test]
 async fn a_request_left_in_the_inbox_at_the_turns_end_is_refused() {
@@ -70,10 +25,40 @@ async fn a_request_left_in_the_inbox_at_the_turns_end_is_refused() {
         &mut subagents,
         &mut inbox,
         &rpc,
+        &mpsc::unbounded_channel().0,
         &sink,
     );
     let answer = sent.try_recv().expect("answered at once");
     let answer: serde_json::Value = serde_json::from_str(&answer).unwrap();
     assert_eq!(answer["id"], 7);
     assert_eq!(answer["error"]["message"], "no turn of this session is running");
+}
+
+#[tokio::test]
+async fn a_parked_childs_request_left_in_the_inbox_is_put_to_the_editor() {
+    let (to_server, mut sent) = mpsc::unbounded_channel();
+    let rpc = Rpc::new(to_server, Duration::from_secs(60), ServedSecrets::default());
+    let mut inbox = rpc.subscribe("parent");
+    rpc.set_active("parent", true);
+    // The router learns the child from its spawn.
+    rpc.dispatch(r#"{"method":"item/completed","params":{"threadId":"parent","turnId":"p1","item":{"type":"collabAgentToolCall","id":"s","tool":"spawnAgent","status":"completed","receiverThreadIds":["c"],"senderThreadId":"parent","agentsStates":{}}}}"#);
+    rpc.dispatch(r#"{"id":7,"method":"item/commandExecution/requestApproval","params":{"threadId":"c","itemId":"i","command":"echo hi"}}"#);
+    let mut decoder = AppDecoder::new(DecoderOptions::new("/repo"));
+    let mut subagents = crate::appserver::session::follower::tests::parked_view();
+    let (editor, mut asked) = mpsc::unbounded_channel();
+    let sink = acplb_core::provider::CollectingSink::default();
+    take_rest(
+        &Shared::default(),
+        &mut decoder,
+        &mut subagents,
+        &mut inbox,
+        &rpc,
+        &editor,
+        &sink,
+    );
+    assert!(sent.try_recv().is_err(), "nothing said to Codex yet");
+    let question = asked.try_recv().expect("put to the editor");
+    assert_eq!(question.ask.session.as_deref(), Some("S1:subagent:c"));
+    let shown = serde_json::to_string(&sink.take()).unwrap();
+    assert!(shown.contains("requires_action"), "{shown}");
 }

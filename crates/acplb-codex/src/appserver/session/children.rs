@@ -70,6 +70,9 @@ impl TurnRun<'_> {
                 stop.abort();
             }
         }
+        for open in self.subagents.withdraw_asks(&thread, &mut self.out) {
+            self.respond(&open.id, open.ask.cancelled());
+        }
         subagents::stop(self.rpc, self.marker, vec![(thread, Some(turn))]).await;
     }
 }

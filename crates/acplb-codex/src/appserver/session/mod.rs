@@ -40,6 +40,7 @@ mod background;
 mod beside;
 mod children;
 mod finish;
+mod follower;
 mod forms;
 mod goal;
 mod interrupt;
@@ -110,6 +111,10 @@ pub(crate) struct AppSession {
     parked: background::Parked,
     /// Where the router sends the follower what comes between turns (to see it is all taken).
     idle: Option<tokio::sync::mpsc::Sender<Incoming>>,
+    /// Where questions for the editor go between turns (to the session actor,
+    /// `background_asks`, taken once).
+    editor: background::Editor,
+    editor_rx: Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>>,
 }
 
 /// How the turn found its thread.
@@ -168,6 +173,7 @@ impl AppSession {
         // Before the thread starts: whatever the server prints from now on may hold them.
         server.serve(&secrets);
         let (updates, updates_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (editor, editor_rx) = tokio::sync::mpsc::unbounded_channel();
         let mut session = Self {
             server,
             secrets,
@@ -193,6 +199,8 @@ impl AppSession {
             announced: Vec::new(),
             parked: background::Parked::default(),
             idle: None,
+            editor,
+            editor_rx: Some(editor_rx),
         };
         // An error here shows at the first prompt, which builds the same request again. A
         // loaded session resumes its thread at the first prompt instead, a fork forks it then.
@@ -258,7 +266,8 @@ impl ProviderSession for AppSession {
         {
             // The subagents its turns left working stop with it: nobody would see what they do
             // (ADR 0058).
-            if let Some(parked) = parked.filter(|_| thread.generation == conn.generation) {
+            if let Some(mut parked) = parked.filter(|_| thread.generation == conn.generation) {
+                follower::withdraw_all(&mut parked, &conn.rpc);
                 super::subagents::stop(&conn.rpc, &conn.marker, parked.threads()).await;
             }
             conn.rpc.unsubscribe(&thread.id);
@@ -272,6 +281,12 @@ impl ProviderSession for AppSession {
 
     fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
         self.updates_rx.take()
+    }
+
+    fn background_asks(
+        &mut self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>> {
+        self.editor_rx.take()
     }
 
     fn announce_again(&self) -> Vec<SessionUpdate> {

@@ -184,13 +184,14 @@ impl AppSession {
         if let Some(old) = self.follower.take() {
             old.abort();
         }
-        self.follower = Some(super::background::follow(
-            self.background.clone(),
-            self.parked.clone(),
-            std::rc::Rc::downgrade(&conn.rpc),
-            rx,
-            self.updates.clone(),
-        ));
+        let follower = super::follower::Follower {
+            background: self.background.clone(),
+            parked: self.parked.clone(),
+            rpc: std::rc::Rc::downgrade(&conn.rpc),
+            updates: self.updates.clone(),
+            editor: self.editor.clone(),
+        };
+        self.follower = Some(super::follower::follow(follower, rx));
     }
 
     /// `thread/resume` of thread `id` (`excludeTurns`: acplb already showed the history); a

@@ -131,6 +131,12 @@ impl TurnRun<'_> {
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
                     self.permission_answered(&id, &ask, &answer, sink);
                 }
+                // Cancel-safe: an answer not taken stays with its question. What a child asked
+                // between turns, before this turn took it up (`subagents/asked.rs`).
+                (open, answer) = self.subagents.answered(&mut self.out) => {
+                    self.respond(&open.id, crate::appserver::subagents::result_of(&open.ask, &answer));
+                    self.flush(sink);
+                }
                 // Cancel-safe: a sleep holds no state.
                 () = super::goal::until(self.next_turn_by), if self.next_turn_by.is_some() => {
                     self.flush(sink);

@@ -25,6 +25,10 @@ use child::{Child, is_open};
 use sessions::Stop;
 use spawned::{COLLAB_CALL, SUBAGENT_ACTIVITY};
 
+mod asked;
+#[cfg(test)]
+#[path = "asked_tests.rs"]
+mod asked_tests;
 mod child;
 mod known;
 #[cfg(test)]
@@ -42,6 +46,7 @@ mod stop;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use asked::{NotAsked, OpenAsk, result_of};
 pub(crate) use stop::stop;
 
 /// How many subagents one turn shows; later ones are not shown (their asks are refused).
@@ -67,6 +72,8 @@ pub(crate) struct Subagents {
     known: Vec<String>,
     /// Kept between turns (`parked.rs`): a child seen now offers no cancel.
     parked: bool,
+    /// What children asked the editor between turns, not answered yet (`asked.rs`).
+    open_between: Vec<OpenAsk>,
 }
 
 impl Subagents {
@@ -80,6 +87,7 @@ impl Subagents {
             waits: false,
             known: Vec::new(),
             parked: false,
+            open_between: Vec::new(),
         }
     }
 

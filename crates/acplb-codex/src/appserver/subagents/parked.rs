@@ -4,7 +4,7 @@
 //! children's news to the session's follower, which feeds it to the view, and the next turn
 //! of the same thread takes the view up again. No turn runs to carry a cancel between turns,
 //! so a parked child offers none until the next turn offers it again. What a parked child asks
-//! between turns is refused (no turn runs to ask the editor).
+//! between turns is put to the editor through the session actor (`asked.rs`).
 
 use agent_client_protocol::v1::schema::SessionUpdate;
 
@@ -32,9 +32,10 @@ impl Subagents {
     /// nothing the editor may cancel until a turn of the parent's runs again (said once).
     pub(crate) fn park(&mut self, out: &mut Vec<SessionUpdate>) {
         self.parked = true;
-        // What they asked in the turn is answered at its end ("cancel"): none is open.
-        for child in &mut self.children {
-            child.open_asks = 0;
+        // What they asked in the turn is answered at its end ("cancel"): only what they ask
+        // between turns is open.
+        for at in 0..self.children.len() {
+            self.children[at].open_asks = self.open_between(&self.children[at].thread_id);
         }
         for child in self
             .children
@@ -62,6 +63,10 @@ impl Subagents {
             child.parked = false;
             child.due = false;
             out.extend(child.session_state());
+            // What it asked between turns is still open: it still waits for the editor.
+            if let Some(session) = child.session.as_deref().filter(|_| child.open_asks > 0) {
+                out.push(super::sessions::requires_action(session));
+            }
         }
     }
 }

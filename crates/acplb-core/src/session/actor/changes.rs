@@ -30,12 +30,9 @@ pub(super) async fn next_offer<T: Clone>(updates: &mut Option<tokio::sync::watch
     std::future::pending().await
 }
 
-/// The next update the provider learned between turns; pending forever once it has no more.
-pub(super) async fn next_update(
-    updates: &mut Option<
-        tokio::sync::mpsc::UnboundedReceiver<agent_client_protocol::v1::schema::SessionUpdate>,
-    >,
-) -> agent_client_protocol::v1::schema::SessionUpdate {
+/// The next thing the provider has between turns (an update, a question); pending forever once
+/// it has no more.
+pub(super) async fn next_update<T>(updates: &mut Option<tokio::sync::mpsc::UnboundedReceiver<T>>) -> T {
     if let Some(rx) = updates {
         if let Some(update) = rx.recv().await {
             return update;

@@ -147,6 +147,7 @@ impl SessionActor {
         let mut catalogs = self.provider.as_mut().and_then(|p| p.catalog_updates());
         let mut commands = self.provider.as_mut().and_then(|p| p.command_updates());
         let mut background = self.provider.as_mut().and_then(|p| p.background_updates());
+        let mut asks = self.provider.as_mut().and_then(|p| p.background_asks());
         let mut mode_lists = self.provider.as_ref().and_then(|p| p.mode_updates());
         loop {
             if turn.is_none() && !self.shutting_down {
@@ -200,6 +201,8 @@ impl SessionActor {
                 offered = changes::next_offer(&mut commands), if !self.hushed => self.commands_changed(offered),
                 // Cancel-safe: an update not taken stays in the channel.
                 update = changes::next_update(&mut background) => self.sink().update(update),
+                // Cancel-safe: as above.
+                ask = changes::next_update(&mut asks) => self.ask_between_turns(ask),
                 // Cancel-safe: as above.
                 listed = changes::next_offer(&mut mode_lists), if !self.hushed => self.modes_changed(listed),
             }
@@ -354,6 +357,18 @@ impl SessionActor {
 
     pub(super) fn notify(&self, update: SessionUpdate) {
         self.sink().update(update);
+    }
+
+    /// Puts the provider's question to the editor beside whatever runs (a turn, or nothing);
+    /// the answer goes back when it comes, or nowhere if the provider stopped waiting.
+    fn ask_between_turns(&self, asked: crate::provider::BackgroundAsk) {
+        let sink = self.sink();
+        tokio::task::spawn_local(async move {
+            let answer = sink.request_permission(asked.ask).await;
+            if asked.answer.send(answer).is_err() {
+                tracing::debug!("the editor answered a question the provider no longer waits on");
+            }
+        });
     }
 }
 
