@@ -152,3 +152,59 @@ async fn a_question_open_across_the_next_turn_is_still_answered_to_codex() {
         "the late answer did not reach Codex: {all:?}"
     );
 }
+
+/// `scenario:subagent_ask_unanswered`: the child asks during its parent's turn and the parent
+/// answers without waiting for the editor. The question stays open past the answer (the child
+/// shown waiting, not cancelled), and the editor's later "allow" runs the child's command.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_open_when_the_parent_answers_stays_open_and_its_answer_counts() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    live.acplb.permissions.answer(Answer::Never);
+    let permissions = live.acplb.permissions.clone();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let seen = updates.clone();
+    let (parent, stop, by_answer, had, allowed) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let id = open_session_as(&cx, &ws, json!({"subagents": {}})).await?;
+            crate::live::set_mode(&cx, &id, "read-only").await?;
+            let parent = id.to_string();
+            let stop = prompt(&cx, &id, "scenario:subagent_ask_unanswered go")
+                .await?
+                .stop_reason;
+            let (by_answer, had) = (permissions.seen().len(), seen.all_with_sessions().len());
+            let allowed = permissions.allow_held();
+            assert!(
+                eventually(Duration::from_secs(60), || child_ended(&seen, &parent)).await,
+                "the child never ended: {:?}",
+                seen.all_with_sessions()
+            );
+            Ok((parent, stop, by_answer, had, allowed))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(stop, StopReason::EndTurn);
+    assert_eq!(
+        (by_answer, allowed),
+        (1, 1),
+        "asked during the turn, answered after it"
+    );
+    let all = live.updates.all_with_sessions();
+    let child = the_child(&all, &parent);
+    assert_eq!(
+        states(&all[..had], &parent, &child).last(),
+        Some(&json!({"state": "requires_action"})),
+        "at the answer the child still waits for the editor: {all:?}"
+    );
+    assert_eq!(
+        states(&all, &parent, &child).last(),
+        Some(&json!({"state": "idle", "stopReason": "end_turn"}))
+    );
+    assert!(
+        text_of(&all, &child).contains("escalated-ok"),
+        "the late answer did not reach Codex: {all:?}"
+    );
+}

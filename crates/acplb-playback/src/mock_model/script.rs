@@ -311,6 +311,7 @@ mod tests {
             "subagent_ask_again",
             "subagent_leave_asking",
             "subagent_child_nap_escalate",
+            "subagent_ask_unanswered",
         ] {
             assert!(
                 script.scenario(name).is_some(),

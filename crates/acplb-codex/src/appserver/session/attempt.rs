@@ -160,6 +160,7 @@ impl AppSession {
             children_by: None,
             children_wait: self.server.options().subagent_wait,
             child_asks: Vec::new(),
+            editor: self.editor.clone(),
             stopping: false,
         }
     }

@@ -113,7 +113,7 @@ impl Follower {
 }
 
 /// What Codex is told of a request between turns acplb does not put to the editor.
-fn refusal(why: NotAsked) -> &'static str {
+pub(crate) fn refusal(why: NotAsked) -> &'static str {
     match why {
         NotAsked::NotOurs | NotAsked::NoEditor => "no turn of this session is running",
         NotAsked::TooMany => "too many questions wait for the editor already",

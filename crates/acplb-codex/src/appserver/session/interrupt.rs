@@ -40,6 +40,9 @@ impl TurnRun<'_> {
         for (id, cancelled) in std::mem::take(&mut self.waiting) {
             self.respond(&id, cancelled);
         }
+        for open in self.subagents.withdraw_all() {
+            self.respond(&open.id, open.ask.cancelled());
+        }
         if let Some(turn_id) = self.turn_id.clone() {
             let until = tokio::time::Instant::now() + INTERRUPT_WAIT;
             let params = TurnInterrupt {

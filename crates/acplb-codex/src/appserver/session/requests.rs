@@ -1,6 +1,7 @@
-//! A request Codex makes during a turn: a permission ask (a subagent's in its own name) or a
-//! question put to the editor, its answer awaited beside the turn and given to Codex when it
-//! comes; what the editor cannot be asked is answered at once.
+//! A request Codex makes during a turn: a permission ask (a subagent's in its own name; one of a
+//! subagent that goes on after the turn asked through the session actor, so that it outlives
+//! the turn: ADR 0059) or a question put to the editor, its answer awaited beside the turn and
+//! given to Codex when it comes; what the editor cannot be asked is answered at once.
 
 use super::forms::{PendingQuestion, form};
 use super::turn::{PendingAsk, TurnRun};
@@ -25,6 +26,25 @@ impl TurnRun<'_> {
         let child = (params.get("threadId").and_then(Value::as_str))
             .filter(|_| self.subagents.is_child(&params))
             .map(str::to_owned);
+        // What a child that goes on after the turn asks outlives the turn (ADR 0059).
+        if child.is_some() && self.subagents.keeps_questions(&params) {
+            let air = self.decoder.options().air.is_some();
+            let meta = air
+                .then(|| crate::appserver::approval::air_permission(method, &params))
+                .flatten();
+            match self
+                .subagents
+                .ask_beside(&id, method, &params, &self.editor, meta, &mut self.out)
+            {
+                Ok(()) => return,
+                Err(crate::appserver::subagents::NotAsked::NotOurs) => {}
+                Err(why) => {
+                    tracing::debug!(%method, ?why, "a subagent's question not put to the editor; declined");
+                    self.respond_error(&id, -32603, super::follower::refusal(why));
+                    return;
+                }
+            }
+        }
         let ask = match child {
             Some(_) => self.subagents.ask(method, &params),
             None => Ask::from_request(method, &params, &self.decoder),

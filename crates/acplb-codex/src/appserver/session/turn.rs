@@ -58,6 +58,8 @@ pub(super) struct TurnRun<'a> {
     /// Asks of subagents waiting on the editor: the request's id, the child's thread, and
     /// what stops the wait for the editor's answer (a cancel of the child's work).
     pub(super) child_asks: Vec<(Value, String, futures::future::AbortHandle)>,
+    /// Where what children that go on after the turn ask goes (the session actor, ADR 0059).
+    pub(super) editor: super::background::Editor,
 }
 
 /// Permission asks one turn lets wait for the editor's answer; past them the turn takes no

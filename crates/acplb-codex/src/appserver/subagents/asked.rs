@@ -3,7 +3,8 @@
 //! in a turn, through the session actor (no turn runs to carry the question). The open
 //! questions stay with the view of the children, so the next turn that takes the view up waits
 //! on them too, and a cancel of the child withdraws them; each answer goes back to Codex, and
-//! the child shows `running` again once nothing it asked is open.
+//! the child shows `running` again once nothing it asked is open. A turn whose children go on
+//! after it asks what they ask the same way, so a question open at its end stays open.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -64,6 +65,21 @@ impl Subagents {
         editor: &UnboundedSender<BackgroundAsk>,
         out: &mut Vec<SessionUpdate>,
     ) -> Result<(), NotAsked> {
+        self.ask_beside(id, method, params, editor, None, out)
+    }
+
+    /// [`Subagents::ask_between`] with the request's `_meta` (`meta`), from anywhere: a turn
+    /// asks so too when its children go on being shown after it (`keeps_questions`), so that
+    /// what they ask outlives it.
+    pub(crate) fn ask_beside(
+        &mut self,
+        id: &Value,
+        method: &str,
+        params: &Value,
+        editor: &UnboundedSender<BackgroundAsk>,
+        meta: Option<agent_client_protocol::v1::schema::Meta>,
+        out: &mut Vec<SessionUpdate>,
+    ) -> Result<(), NotAsked> {
         if self.open_between.len() >= OPEN_LIMIT {
             return Err(NotAsked::TooMany);
         }
@@ -78,7 +94,7 @@ impl Subagents {
         let question = PermissionAsk {
             tool_call: ask.tool_call.clone(),
             options: ask.options.clone(),
-            meta: None,
+            meta,
             session: Some(session),
         };
         editor
@@ -147,6 +163,12 @@ impl Subagents {
     /// be answered "cancel".
     pub(crate) fn withdraw_all(&mut self) -> Vec<OpenAsk> {
         std::mem::take(&mut self.open_between)
+    }
+
+    /// Whether what the children ask outlives the turn (they go on being shown after it), so a
+    /// turn asks it as between turns.
+    pub(crate) fn keeps_questions(&self, params: &Value) -> bool {
+        self.follows_between_turns() && self.session_of(params).is_some()
     }
 
     /// How many questions the child on `thread` has open between turns.

@@ -9,7 +9,7 @@
 use agent_client_protocol::v1::schema::SessionUpdate;
 
 use super::Subagents;
-use super::child::is_open;
+use super::child::{Child, is_open};
 use crate::appserver::decode::DecoderOptions;
 
 impl Subagents {
@@ -43,7 +43,7 @@ impl Subagents {
             .filter(|c| is_open(c.status) && !c.parked)
         {
             child.parked = true;
-            out.extend(child.session_state());
+            show_state(child, out);
         }
     }
 
@@ -62,11 +62,16 @@ impl Subagents {
         for child in &mut self.children {
             child.parked = false;
             child.due = false;
-            out.extend(child.session_state());
-            // What it asked between turns is still open: it still waits for the editor.
-            if let Some(session) = child.session.as_deref().filter(|_| child.open_asks > 0) {
-                out.push(super::sessions::requires_action(session));
-            }
+            show_state(child, out);
         }
+    }
+}
+
+/// The child's session state, and, when what it asked is still open (`asked.rs`), that it
+/// still waits for the editor.
+fn show_state(child: &Child, out: &mut Vec<SessionUpdate>) {
+    out.extend(child.session_state());
+    if let Some(session) = child.session.as_deref().filter(|_| child.open_asks > 0) {
+        out.push(super::sessions::requires_action(session));
     }
 }
