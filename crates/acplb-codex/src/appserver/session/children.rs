@@ -58,21 +58,26 @@ impl TurnRun<'_> {
 
     /// The editor cancelled the subagent session `child` (ADR 0056): what it asks the editor
     /// stops waiting (ended as cancelled), its running turn is interrupted (its session then
-    /// shows it `idle`/`cancelled`) and its commands are swept; the parent's turn goes on. A
+    /// shows it `idle`/`cancelled`) and its commands are swept, and so for the children it
+    /// spawned that still work, theirs, and so on (ADR 0060); the parent's turn goes on. A
     /// child with no turn running, or not of this turn, has nothing to cancel.
     pub(super) async fn cancel_child(&mut self, child: &str) {
         let Some((thread, turn)) = self.subagents.cancellable(child) else {
             tracing::debug!(%child, "cancel of a subagent with no turn running; nothing to stop");
             return;
         };
-        for (_, asker, stop) in &self.child_asks {
-            if *asker == thread {
-                stop.abort();
+        let mut stopping = vec![(thread.clone(), Some(turn))];
+        stopping.extend(self.subagents.descendants(&thread));
+        for (thread, _) in &stopping {
+            for (_, asker, stop) in &self.child_asks {
+                if asker == thread {
+                    stop.abort();
+                }
+            }
+            for open in self.subagents.withdraw_asks(thread, &mut self.out) {
+                self.respond(&open.id, open.ask.cancelled());
             }
         }
-        for open in self.subagents.withdraw_asks(&thread, &mut self.out) {
-            self.respond(&open.id, open.ask.cancelled());
-        }
-        subagents::stop(self.rpc, self.marker, vec![(thread, Some(turn))]).await;
+        subagents::stop(self.rpc, self.marker, stopping).await;
     }
 }

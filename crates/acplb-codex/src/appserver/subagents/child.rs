@@ -48,6 +48,9 @@ pub(super) struct Child {
     pub(super) due: bool,
     /// What it asked the editor that is not answered yet.
     pub(super) open_asks: usize,
+    /// The thread that spawned it, once a spawn named it (its parent's, or another child's:
+    /// `tree.rs`).
+    pub(super) spawner: Option<String>,
     /// Why its work stopped, once it has.
     pub(super) stop: Option<Stop>,
 }

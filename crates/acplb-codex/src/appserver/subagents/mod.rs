@@ -45,6 +45,7 @@ pub(crate) mod spawned;
 mod stop;
 #[cfg(test)]
 mod tests;
+mod tree;
 
 pub(crate) use asked::{NotAsked, OpenAsk, result_of};
 pub(crate) use stop::stop;
@@ -122,10 +123,14 @@ impl Subagents {
             let task = params.pointer("/item/prompt").and_then(Value::as_str);
             let due = spawned::gives_work(method, params);
             for child in spawned.children {
-                if let Some(child) = self.child(child, title.as_deref(), task, out)
-                    && due
-                    && child.turn_id.is_none()
-                {
+                let Some(child) = self.child(child, title.as_deref(), task, out) else {
+                    continue;
+                };
+                // Who spawned it: the message that starts its work says (a wait names others').
+                if due && child.spawner.is_none() && child.thread_id != spawned.parent {
+                    child.spawner = Some(spawned.parent.to_owned());
+                }
+                if due && child.turn_id.is_none() {
                     child.due = true;
                     // A known session spawned anew works again.
                     if child.session.is_some() && !is_open(child.status) {
@@ -335,6 +340,7 @@ impl Subagents {
                     meta: air,
                     session,
                     due: false,
+                    spawner: None,
                     open_asks: 0,
                     stop: None,
                 });
