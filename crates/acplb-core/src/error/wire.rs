@@ -190,11 +190,14 @@ pub(crate) fn unknown_session(id: &str) -> Error {
 
 /// Why a request naming a subagent's session (ADR 0055) finds none: such a session is shown,
 /// never driven or kept on its own (its parent's agent directs it, its parent's journal keeps
-/// it). `None` for any other id.
+/// it). Known by its shape: `<parent>:subagent:<thread>`, or AIR's `<thread>:generation:<n>`
+/// (AIR's first life of a child is its bare thread id, which looks like any other). `None` for
+/// any other id.
 pub(crate) fn subagents_session(id: &str) -> Option<String> {
-    id.contains(crate::provider::route::CHILD).then(|| {
+    use crate::provider::route::{CHILD, GENERATION};
+    (id.contains(CHILD) || id.contains(GENERATION)).then(|| {
         format!(
-            "session `{id}` is a subagent's session: the agent of the session that started it directs it, so it takes no prompt, cancel or setting from the editor, and loading its parent shows it again"
+            "session `{id}` is a subagent's session: the agent of the session that started it directs it, so it takes no prompt or setting from the editor (a cancel stops its work while it runs), and loading its parent shows it again"
         )
     })
 }
@@ -237,6 +240,16 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+
+    #[test]
+    fn a_subagents_session_is_named_as_one_in_either_shape() {
+        for id in ["s1:subagent:01a2", "01a2:generation:2"] {
+            let message = unknown_session(id).message;
+            assert!(message.contains("is a subagent's session"), "{message}");
+            assert!(message.contains("takes no prompt"), "{message}");
+        }
+        assert_eq!(unknown_session("01a2").message, "unknown session `01a2`");
+    }
 
     #[test]
     fn a_crashed_provider_says_why_in_the_message() {

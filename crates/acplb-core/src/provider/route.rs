@@ -15,6 +15,10 @@ pub const ROUTE: &str = "acplb/session";
 /// (`<parent>:subagent:<thread>`, the TS codex-acp's shape).
 pub const CHILD: &str = ":subagent:";
 
+/// What joins a child's thread and the number of its life in its session's id, from its second
+/// life on (`<thread>:generation:<n>`, the TS codex-acp's shape for AIR).
+pub const GENERATION: &str = ":generation:";
+
 /// The id of the session of the child agent on `thread` of session `parent`.
 #[must_use]
 pub fn child_id(parent: &str, thread: &str) -> String {

@@ -10,8 +10,7 @@ use super::child::Child;
 use super::{ANNOUNCED_KEPT, Subagents, sessions};
 use acplb_core::provider::route;
 
-/// What joins a child's thread and the number of its life in its session's id.
-const GENERATION: &str = ":generation:";
+use route::GENERATION;
 
 /// What a child's session id holds after `<parent>:subagent:`: its thread, and from its second
 /// life on the number of that life.
