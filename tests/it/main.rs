@@ -45,6 +45,7 @@ pub(crate) mod plan_mode;
 mod profiles;
 mod protocol;
 mod protocol_v2;
+mod protocol_v2_subagents;
 mod providers;
 mod queue_cli;
 mod queue_delivery;

@@ -30,6 +30,8 @@ use crate::plan_mode::question_output;
 pub(crate) struct Seen {
     /// Every `session/update`'s `update`, in order.
     pub updates: Arc<Mutex<Vec<Value>>>,
+    /// The same, each with the session it is for.
+    pub addressed: Arc<Mutex<Vec<(String, Value)>>>,
     /// Every `session/update` that did not parse as v2's, with the reason.
     pub malformed: Arc<Mutex<Vec<String>>>,
     /// Every permission request, as sent.
@@ -151,7 +153,12 @@ pub(crate) async fn v2_client<R: Send + 'static>(
             async move |n: UntypedMessage, _cx| {
                 if n.method() == "session/update" {
                     match serde_json::from_value::<UpdateSessionNotification>(n.params().clone()) {
-                        Ok(_) => notes.updates.lock().unwrap().push(n.params()["update"].clone()),
+                        Ok(_) => {
+                            let update = n.params()["update"].clone();
+                            let session = n.params()["sessionId"].as_str().unwrap_or_default().to_owned();
+                            notes.addressed.lock().unwrap().push((session, update.clone()));
+                            notes.updates.lock().unwrap().push(update);
+                        }
                         Err(e) => notes
                             .malformed
                             .lock()

@@ -193,7 +193,10 @@ fn prompt(
     responder: Responder,
 ) -> Result<(), agent_client_protocol::Error> {
     let session = named(params);
-    if !face.with_sessions(|s| s.knows(&session)) {
+    // A subagent's session takes no prompt (its parent's agent directs it): said at once, with
+    // no state of a turn that never runs.
+    let child = crate::provider::route::parent_of(&session).is_some();
+    if child || !face.with_sessions(|s| s.knows(&session)) {
         return responder.respond_with_error(wire::unknown_session(&session));
     }
     let Some(blocks) = params["prompt"].as_array().filter(|b| !b.is_empty()) else {

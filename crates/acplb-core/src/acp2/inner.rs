@@ -25,10 +25,26 @@ pub(super) fn notification(face: &Face, method: &str, mut params: Value) {
     let v2 = face.with_sessions(|s| updates::to_v2(update, &mut s.get(&session).ids));
     for update in v2 {
         let again = face.with_sessions(|s| s.sent(&session, &update));
+        let child = child_state(&update);
         face.update(&session, update);
         // After the exit it reports, so the terminal's end comes before it leaves the list.
         face.state(&session, again);
+        // A child's state, mirrored on its parent, is its own session's state too (v2 asks
+        // for both, ADR 0061).
+        if let Some((child, state)) = child {
+            face.state(&child, Some(state));
+        }
     }
+}
+
+/// The child session and the state a `subagent_update` reports of it, if it reports one.
+fn child_state(update: &Value) -> Option<(String, Value)> {
+    if update["sessionUpdate"] != "subagent_update" {
+        return None;
+    }
+    let child = update["sessionId"].as_str()?;
+    let state = update.get("state").filter(|s| s.is_object())?;
+    Some((child.to_owned(), state.clone()))
 }
 
 /// The v1 runtime's request `method`, answered with the client's answer.
@@ -96,6 +112,40 @@ mod tests {
     use agent_client_protocol::v2::schema::RequestPermissionRequest;
 
     use super::*;
+
+    #[test]
+    fn a_childs_update_from_v1_is_a_v2_subagent_update_and_its_state_the_childs() {
+        use agent_client_protocol::v1::schema as v1;
+        let states = [
+            v1::StateUpdate::Running(v1::RunningStateUpdate::new()),
+            v1::StateUpdate::Idle(v1::IdleStateUpdate::new().stop_reason(v1::IdleStopReason::Cancelled)),
+            v1::StateUpdate::RequiresAction(v1::RequiresActionStateUpdate::new()),
+        ];
+        for state in states {
+            let caps = v1::SubagentSessionCapabilities::new().cancel(v1::SessionCancelCapabilities::new());
+            let update = v1::SessionUpdate::SubagentUpdate(
+                v1::SubagentUpdate::new("p:subagent:c")
+                    .title("lister".to_owned())
+                    .state(state)
+                    .capabilities(caps),
+            );
+            let sent = updates::to_v2(
+                serde_json::to_value(&update).unwrap(),
+                &mut updates::Ids::default(),
+            );
+            assert_eq!(sent.len(), 1);
+            let v2: agent_client_protocol::v2::schema::SessionUpdate =
+                serde_json::from_value(sent[0].clone()).unwrap();
+            let again = serde_json::to_value(&v2).unwrap();
+            assert_eq!(again, sent[0], "v2 reads it as it is");
+            let (child, mirrored) = child_state(&sent[0]).expect("a state");
+            assert_eq!(child, "p:subagent:c");
+            assert_eq!(mirrored, sent[0]["state"]);
+        }
+        let announced =
+            json!({"sessionUpdate": "subagent_update", "sessionId": "p:subagent:c", "title": "x"});
+        assert_eq!(child_state(&announced), None, "no state: nothing mirrored");
+    }
 
     #[test]
     fn a_permission_request_gets_a_title_and_a_subject() {

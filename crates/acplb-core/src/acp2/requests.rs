@@ -158,7 +158,7 @@ pub(super) fn resume(params: Value) -> Result<(&'static str, Value), String> {
 /// A v2 `initialize`'s params as the v1 `initialize` acplb's runtime serves: the client's
 /// elicitation and terminal-auth support, its `_meta`, plus what the face turns into v2's own
 /// updates (Zed's terminal metadata, compaction updates, notices, boolean options) or passes
-/// as they are (`plan_update`, v2's only shape of a plan).
+/// as they are (`plan_update`, v2's only shape of a plan; `subagent_update`, v2's baseline).
 pub(super) fn initialize(params: &Value) -> Value {
     let caps = &params["capabilities"];
     let mut meta = caps
@@ -184,6 +184,9 @@ pub(super) fn initialize(params: &Value) -> Value {
         json!({"compaction": {}, "notices": {}, "configOptions": {"boolean": {}}}),
     );
     client.insert("plan".into(), json!({}));
+    // Subagent sessions are baseline on v2 (no capability asks for them): each child is a
+    // session of its own, as v1's `subagents` capability has it (ADR 0061).
+    client.insert("subagents".into(), json!({}));
     client.insert("_meta".into(), Value::Object(meta));
     let mut v1 = json!({
         "protocolVersion": 1,
