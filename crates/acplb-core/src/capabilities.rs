@@ -135,6 +135,10 @@ pub fn plan_deltas(client: &ClientCapabilities) -> bool {
 /// (ADR 0055).
 pub const AIR_NATIVE_SUBAGENT_SESSIONS: &str = "nativeSubagentSessions";
 
+/// A key of a client's `_meta` that asks for ACP's subagent shape whatever else it declares:
+/// the v2 face sets it, as v2 has that shape only (ADR 0061).
+pub const ACP_SUBAGENTS: &str = "acplb/acpSubagents";
+
 /// How a client takes a subagent as an ACP session of its own (ADR 0055).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SubagentSessions {
@@ -149,9 +153,18 @@ pub enum SubagentSessions {
 /// Whether and how the client takes subagent sessions, as the TS peer decides it: AIR's shapes
 /// when it declared `nativeSubagentSessions`, or is AIR and advertised ACP's subagents; ACP's
 /// when it advertised `clientCapabilities.subagents` as an object (`{}`; the SDK reads any
-/// other value, `true`, as absent); else none (its subagents stay tool calls).
+/// other value, `true`, as absent); else none (its subagents stay tool calls). ACP's whatever
+/// else it declares when its `_meta` says [`ACP_SUBAGENTS`] (the v2 face).
 pub fn subagent_sessions(client: &ClientCapabilities) -> Option<SubagentSessions> {
-    if air_declares(client, AIR_NATIVE_SUBAGENT_SESSIONS)
+    let acp_only = client
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(ACP_SUBAGENTS))
+        .and_then(Value::as_bool)
+        == Some(true);
+    if acp_only {
+        Some(SubagentSessions::Acp)
+    } else if air_declares(client, AIR_NATIVE_SUBAGENT_SESSIONS)
         || air(client).is_some() && client.subagents.is_some()
     {
         Some(SubagentSessions::Air)

@@ -186,7 +186,9 @@ pub(super) fn initialize(params: &Value) -> Value {
     client.insert("plan".into(), json!({}));
     // Subagent sessions are baseline on v2 (no capability asks for them): each child is a
     // session of its own, as v1's `subagents` capability has it (ADR 0061).
+    // In ACP's shape, even for an AIR client (v2 has no other).
     client.insert("subagents".into(), json!({}));
+    meta.insert(crate::capabilities::ACP_SUBAGENTS.into(), json!(true));
     client.insert("_meta".into(), Value::Object(meta));
     let mut v1 = json!({
         "protocolVersion": 1,

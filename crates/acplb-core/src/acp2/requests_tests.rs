@@ -119,3 +119,19 @@ fn an_air_client_on_v2_is_not_offered_airs_tool_call_shapes_but_keeps_async_task
         json!(["goal", "asyncTasks"])
     );
 }
+
+#[test]
+fn a_v2_client_takes_subagent_sessions_in_acps_shape_even_an_air_one() {
+    use crate::capabilities::{SubagentSessions, subagent_sessions};
+    let plain = json!({"protocolVersion": 2, "info": {"name": "c", "version": "1"}, "capabilities": {}});
+    let air = json!({"protocolVersion": 2, "info": {"name": "air", "version": "1"}, "capabilities": {"_meta": {
+        "jetbrains": {"air": {"version": 1, "capabilities": ["nativeSubagentSessions", "goal"]}}}}});
+    for asked in [plain, air] {
+        let inner: v1::InitializeRequest = serde_json::from_value(initialize(&asked)).unwrap();
+        assert_eq!(
+            subagent_sessions(&inner.client_capabilities),
+            Some(SubagentSessions::Acp),
+            "{asked}"
+        );
+    }
+}

@@ -95,3 +95,43 @@ async fn a_hang_up_while_the_editor_is_asked_ends_the_turn_and_the_session() {
     assert!(timeline.position(&ended) < timeline.position(&format!("provider session shutdown {session}")));
     assert!(timeline.position(&ended) > timeline.position("client asked: run one"));
 }
+
+/// A question the provider has between turns (ADR 0059) reaches the editor in the session's
+/// name, and the editor's pick reaches the provider.
+#[tokio::test(start_paused = true)]
+async fn a_question_between_turns_reaches_the_editor_and_its_answer_the_provider() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let asking = provider.clone();
+    serve(&provider, &timeline, options(), async |editor| {
+        editor.answer_permissions(Answer::Pick("allow"));
+        let _session = editor.start().await;
+        let answered = asking.ask_between_turns(crate::scripted::ask("later"));
+        let answer = within("the answer between turns", answered).await.unwrap();
+        assert_eq!(
+            answer,
+            acplb_core::provider::PermissionAnswer::Selected("allow".into())
+        );
+    })
+    .await;
+    assert!(timeline.has("client asked: run later"));
+}
+
+/// A question the provider withdrew before the runtime put it to the editor is not put.
+#[tokio::test(start_paused = true)]
+async fn a_question_withdrawn_before_it_is_asked_is_not_asked() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let asking = provider.clone();
+    serve(&provider, &timeline, options(), async |editor| {
+        editor.answer_permissions(Answer::Pick("allow"));
+        let session = editor.start().await;
+        drop(asking.ask_between_turns(crate::scripted::ask("withdrawn")));
+        let answered = asking.ask_between_turns(crate::scripted::ask("kept"));
+        within("the kept question's answer", answered).await.unwrap();
+        editor.barrier(&session).await;
+    })
+    .await;
+    assert!(timeline.has("client asked: run kept"));
+    assert!(!timeline.has("client asked: run withdrawn"));
+}

@@ -83,6 +83,9 @@ struct Inner {
     capabilities: ProviderCapabilities,
     /// Command lists offered after the sessions opened; every session watches it.
     later_commands: tokio::sync::watch::Sender<Vec<AvailableCommand>>,
+    /// Questions between turns, for the next session that opens to hand to the runtime.
+    asks: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>>>,
+    asker: tokio::sync::mpsc::UnboundedSender<acplb_core::provider::BackgroundAsk>,
 }
 
 /// The provider adapter; clones share the scripts and the timeline.
@@ -137,6 +140,7 @@ impl Scripted {
             recommended: acplb_core::session::options::Recommended::default(),
             recommendations: acplb_core::session::options::Recommendations::Hidden,
         };
+        let (asker, asks) = tokio::sync::mpsc::unbounded_channel();
         Self(Rc::new(Inner {
             timeline: timeline.clone(),
             turns: RefCell::default(),
@@ -148,7 +152,24 @@ impl Scripted {
                 air: Vec::new(),
             },
             later_commands: tokio::sync::watch::Sender::new(Vec::new()),
+            asks: RefCell::new(Some(asks)),
+            asker,
         }))
+    }
+
+    /// Puts `ask` to the editor between turns (through the first session that opened); the
+    /// editor's answer comes on the receiver returned.
+    pub fn ask_between_turns(
+        &self,
+        ask: PermissionAsk,
+    ) -> tokio::sync::oneshot::Receiver<acplb_core::provider::PermissionAnswer> {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let sent = self
+            .0
+            .asker
+            .send(acplb_core::provider::BackgroundAsk { ask, answer });
+        assert!(sent.is_ok(), "a session takes questions between turns");
+        answered
     }
 
     /// The turn of the prompt `prompt` follows `steps`.
@@ -230,6 +251,12 @@ impl ProviderSession for ScriptedSession {
     fn command_updates(&mut self) -> Option<tokio::sync::watch::Receiver<Vec<AvailableCommand>>> {
         Some(self.inner.later_commands.subscribe())
     }
+
+    fn background_asks(
+        &mut self,
+    ) -> Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>> {
+        self.inner.asks.borrow_mut().take()
+    }
 }
 
 /// Runs the steps of the turn of `turn.prompt`.
@@ -290,7 +317,8 @@ async fn run(
     Ok(outcome(StopReason::EndTurn))
 }
 
-fn ask(prompt: &str) -> PermissionAsk {
+/// The question step [`Step::Ask`] of `prompt` puts: "run <prompt>", allow or reject.
+pub fn ask(prompt: &str) -> PermissionAsk {
     PermissionAsk {
         tool_call: ToolCallUpdate::new(
             format!("call-{prompt}"),

@@ -121,6 +121,8 @@ pub(crate) const MODEL_REROUTED: &str = "model/rerouted";
 pub(crate) const MCP_STARTUP_STATUS: &str = "mcpServer/startupStatus/updated";
 /// The account's rate limits (naming no thread).
 pub(crate) const RATE_LIMITS_UPDATED: &str = "account/rateLimits/updated";
+/// Codex settled one of its requests itself (the turn that asked was interrupted, say).
+pub(crate) const SERVER_REQUEST_RESOLVED: &str = "serverRequest/resolved";
 /// A sign-in ended (its `loginId`, success or error; naming no thread).
 pub(crate) const LOGIN_COMPLETED: &str = "account/login/completed";
 /// An MCP server's OAuth login ended (its `loginId`, success or error).
@@ -143,7 +145,7 @@ pub(crate) const IGNORED: &[&str] = &[
     THREAD_GOAL_UPDATED,
     THREAD_GOAL_CLEARED,
     "thread/settings/updated",
-    "serverRequest/resolved",
+    SERVER_REQUEST_RESOLVED,
     RATE_LIMITS_UPDATED,
     ACCOUNT_UPDATED,
     "remoteControl/status/changed",

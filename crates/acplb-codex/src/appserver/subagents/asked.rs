@@ -159,6 +159,16 @@ impl Subagents {
         theirs
     }
 
+    /// Codex settled its request `id` itself: the question is open no more (nothing is said to
+    /// Codex; a late answer from the editor goes nowhere), and its child shows `running` again
+    /// once nothing it asked is open.
+    pub(crate) fn resolved(&mut self, id: &Value, out: &mut Vec<SessionUpdate>) {
+        if let Some(at) = self.open_between.iter().position(|o| o.id == *id) {
+            let open = self.open_between.remove(at);
+            self.editor_asks(&open.thread, false, out);
+        }
+    }
+
     /// Withdraws every question open between turns (the view is let go): each is returned to
     /// be answered "cancel".
     pub(crate) fn withdraw_all(&mut self) -> Vec<OpenAsk> {

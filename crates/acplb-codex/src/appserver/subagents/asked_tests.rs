@@ -127,3 +127,28 @@ fn a_question_with_nobody_to_ask_or_of_no_child_is_not_asked() {
     }
     assert!(out.is_empty(), "nobody was shown waiting: {out:?}");
 }
+
+#[test]
+fn a_question_codex_settled_itself_is_open_no_more() {
+    let mut s = parked();
+    let (editor, mut asked) = mpsc::unbounded_channel();
+    let mut out = Vec::new();
+    assert!(
+        s.ask_between(&json!(7), METHOD, &approval("c"), &editor, &mut out)
+            .is_ok()
+    );
+    let question = asked.try_recv().unwrap();
+    out.clear();
+    // Another request of the child's settled: nothing changes.
+    let other = json!({"threadId": "c", "requestId": 8});
+    assert!(s.take("serverRequest/resolved", &other, &mut out));
+    assert!(out.is_empty(), "{out:?}");
+    let settled = json!({"threadId": "c", "requestId": 7});
+    assert!(s.take("serverRequest/resolved", &settled, &mut out));
+    assert_eq!(states(&out), [(json!("S1:subagent:c"), json!("running"))]);
+    assert!(s.withdraw_all().is_empty(), "open no more");
+    assert!(
+        question.answer.is_closed(),
+        "the editor's late answer goes nowhere"
+    );
+}

@@ -118,6 +118,12 @@ impl Subagents {
     /// parent's naming children) and appends what the editor should see; `false` for anything
     /// else, which the session's decoder reads.
     pub(crate) fn take(&mut self, method: &str, params: &Value, out: &mut Vec<SessionUpdate>) -> bool {
+        if method == methods::SERVER_REQUEST_RESOLVED
+            && let Some(id) = params.get("requestId")
+        {
+            // Codex settled what a child asked (its turn was interrupted): it is open no more.
+            self.resolved(id, out);
+        }
         if let Some(spawned) = spawned::spawned(method, params) {
             let title = title(params);
             let task = params.pointer("/item/prompt").and_then(Value::as_str);
