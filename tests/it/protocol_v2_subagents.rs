@@ -2,7 +2,7 @@
 //! the real Codex (multi-agent tools on) and the mock model on app-server. On v2 subagent
 //! sessions need no capability: each child is announced on its parent, its own words and
 //! commands come as its session's, its state is mirrored on the parent and sent as its own
-//! `state_update`, and a prompt naming it is refused at once.
+//! `state_update`, a prompt naming it is refused at once, and a cancel naming it stops it alone.
 
 use std::time::Duration;
 
@@ -100,4 +100,83 @@ async fn a_v2_client_sees_each_subagent_as_a_session_with_its_own_state() {
             .any(|(s, u)| *s == child && u["sessionUpdate"] == "user_message_chunk"),
         "the refused prompt was not echoed"
     );
+}
+
+/// `scenario:subagent_short_wait`: the parent waits fifteen seconds for a child running
+/// `sleep 30`. A v2 client cancels the child, whose mirrored state offers a cancel while it
+/// runs: the child's own state ends `idle`/`cancelled` and the parent's turn goes on to its
+/// end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_v2_client_cancels_one_subagent_and_the_parent_goes_on() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let ws = live.workspace();
+    let seen = Seen::default();
+    let (parent, child) = v2_client(&mut live.acplb, &seen, async |cx| {
+        initialize(&cx).await?;
+        let id = open(&cx, &ws, "auto").await?;
+        send_prompt(&cx, &id, "scenario:subagent_short_wait go").await?;
+        let mut child = None;
+        let offered = eventually(Duration::from_secs(60), || {
+            child = seen.addressed.lock().unwrap().iter().find_map(|(s, u)| {
+                let offers = *s == id
+                    && u["sessionUpdate"] == "subagent_update"
+                    && u["capabilities"]["cancel"].is_object()
+                    && u["state"]["state"] == "running";
+                offers.then(|| u["sessionId"].as_str().unwrap_or_default().to_owned())
+            });
+            child.is_some()
+        })
+        .await;
+        assert!(
+            offered,
+            "no child offered a cancel: {:?}",
+            seen.addressed.lock().unwrap()
+        );
+        let child = child.unwrap_or_default();
+        let sleeping = || {
+            seen.addressed
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|(s, u)| *s == child && u.to_string().contains("sleep 30"))
+        };
+        assert!(
+            eventually(Duration::from_secs(60), sleeping).await,
+            "the child never slept"
+        );
+        cx.send_notification(agent_client_protocol::UntypedMessage::new(
+            "session/cancel",
+            json!({"sessionId": child}),
+        )?)?;
+        let stopped = || {
+            states_of(&seen, &child)
+                .last()
+                .is_some_and(|s| s["stopReason"] == "cancelled")
+        };
+        assert!(
+            eventually(Duration::from_secs(10), stopped).await,
+            "the child was not stopped: {:?}",
+            seen.addressed.lock().unwrap()
+        );
+        let idle = || states_of(&seen, &id).last().is_some_and(|s| s["state"] == "idle");
+        assert!(
+            eventually(Duration::from_secs(60), idle).await,
+            "the parent never ended"
+        );
+        Ok((id, child))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    seen.assert_all_v2();
+    let parents = states_of(&seen, &parent);
+    assert_eq!(
+        parents.last().map(|s| s["stopReason"].clone()),
+        Some(json!("end_turn")),
+        "{parents:?}"
+    );
+    let children = states_of(&seen, &child);
+    assert_eq!(children.last().map(|s| s["state"].clone()), Some(json!("idle")));
 }
