@@ -176,6 +176,17 @@ impl AppSession {
     ) -> Result<Option<TurnOutcome>, ProviderError> {
         self.goal = run.goal.take();
         self.announced = run.subagents.announced();
+        if matches!(end, Ended::Gone(_)) {
+            // Its server went, and its subagents with it: nothing of them goes on to the next
+            // server (what they asked belongs to the old one: nobody answers it there).
+            let mut out = Vec::new();
+            run.subagents
+                .close_open("Codex's server stopped, and this subagent with it.", &mut out);
+            drop(run.subagents.withdraw_all());
+            for update in out {
+                sink.update(update);
+            }
+        }
         if run.subagents.parks() {
             let mut out = Vec::new();
             run.subagents.park(&mut out);
