@@ -86,6 +86,20 @@ impl Ask {
         self.cancelled.clone()
     }
 
+    /// The `result` for the editor's `answer`: the option picked, "cancel" for a cancelled
+    /// question, else (an error, a client that left) a rejection.
+    pub fn result(&self, answer: &acplb_core::provider::PermissionAnswer) -> Value {
+        use acplb_core::provider::PermissionAnswer;
+        match answer {
+            PermissionAnswer::Selected(option) => self.answer(option),
+            PermissionAnswer::Cancelled => self.cancelled(),
+            PermissionAnswer::Unanswered(why) => {
+                tracing::info!(reason = %why, "permission not answered; treated as a rejection");
+                self.rejected()
+            }
+        }
+    }
+
     /// Whether the option allows this for the rest of the session.
     pub fn is_for_session(&self, option_id: &str) -> bool {
         self.answers

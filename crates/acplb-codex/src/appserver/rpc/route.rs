@@ -202,32 +202,33 @@ impl Rpc {
                 .map(|r| (r.tx.clone(), r.active, r.idle.clone()))
         });
         drop(children);
-        // Between turns, news of a background command, or of a subagent that outlived its
-        // parent's turn, goes to the session's follower.
-        if let (Some((_, false, Some(idle))), Incoming::Notification { method, .. }) = (&found, &incoming)
-            && (about_a_command(method) || of_child)
-        {
-            // A child's streamed pieces give way while the queue runs low, so that the ends
-            // (its items' whole text, its turn's end) still fit.
-            if of_child && is_piece(method) && idle.capacity() < idle.max_capacity() / 4 {
-                tracing::trace!(%method, "a subagent's streamed piece between turns; shed");
-                return;
+        if let Some((_, false, Some(idle))) = &found {
+            match &incoming {
+                // Between turns, news of a background command, or of a subagent that outlived
+                // its parent's turn, goes to the session's follower.
+                Incoming::Notification { method, .. } if about_a_command(method) || of_child => {
+                    // A child's streamed pieces give way while the queue runs low, so that the
+                    // ends (its items' whole text, its turn's end) still fit.
+                    if of_child && is_piece(method) && idle.capacity() < idle.max_capacity() / 4 {
+                        tracing::trace!(%method, "a subagent's streamed piece between turns; shed");
+                        return;
+                    }
+                    tell(idle, incoming);
+                    return;
+                }
+                // What such a subagent asks goes there too, to be put to the editor (ADR
+                // 0059); with no room it is refused.
+                Incoming::Request { .. } if of_child => {
+                    if let Err(e) = idle.try_send(incoming)
+                        && let Incoming::Request { id, method, .. } = e.into_inner()
+                    {
+                        tracing::warn!(%method, "a subagent asked something between turns with no room to take it; declined");
+                        self.respond_error(&id, -32603, "no turn of this session is running");
+                    }
+                    return;
+                }
+                _ => {}
             }
-            tell(idle, incoming);
-            return;
-        }
-        // Between turns, what a subagent that outlived its parent's turn asks goes to the
-        // follower too, which puts it to the editor (ADR 0059); with no room it is refused.
-        if let (Some((_, false, Some(idle))), Incoming::Request { .. }) = (&found, &incoming)
-            && of_child
-        {
-            if let Err(e) = idle.try_send(incoming)
-                && let Incoming::Request { id, method, .. } = e.into_inner()
-            {
-                tracing::warn!(%method, "a subagent asked something between turns with no room to take it; declined");
-                self.respond_error(&id, -32603, "no turn of this session is running");
-            }
-            return;
         }
         let route = found.map(|(tx, active, _)| (tx, active));
         match (route, incoming) {

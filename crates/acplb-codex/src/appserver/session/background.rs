@@ -157,14 +157,8 @@ pub(crate) fn take_rest(
         if let Incoming::Request { id, method, params } = &msg {
             // Asked as the turn ended: a child that works on asks the editor between turns;
             // anything else is refused, as between turns.
-            let asked = subagents.parks()
-                && subagents
-                    .ask_between(id, method, params, editor, &mut out)
-                    .is_ok();
-            if !asked {
-                tracing::debug!(%method, "codex app-server asked something as the turn ended; declined");
-                rpc.respond_error(id, -32603, "no turn of this session is running");
-            }
+            let view = subagents.parks().then_some(&mut *subagents);
+            super::follower::ask_or_refuse(view, id, method, params, editor, rpc, &mut out);
         }
         if let Incoming::Notification { method, params } = &msg {
             if subagents.parks() && subagents.is_child(params) {

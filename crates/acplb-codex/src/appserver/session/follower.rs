@@ -4,11 +4,12 @@
 //! comes (ADR 0058, 0059).
 
 use agent_client_protocol::v1::schema::SessionUpdate;
+use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::super::rpc::{Incoming, Rpc};
-use super::super::subagents::{NotAsked, Subagents, result_of};
+use super::super::subagents::{NotAsked, Subagents};
 use super::background::{Editor, Parked, Shared};
 
 /// What the follower needs: the session's views of what its turns left working, its server, and
@@ -80,16 +81,9 @@ impl Follower {
                 }
             }
             Incoming::Request { id, method, params } => {
-                let Some(rpc) = self.rpc.upgrade() else {
-                    return;
-                };
-                let asked = match self.parked.borrow_mut().as_mut() {
-                    Some(view) => view.ask_between(&id, &method, &params, &self.editor, out),
-                    None => Err(NotAsked::NotOurs),
-                };
-                if let Err(why) = asked {
-                    tracing::debug!(%method, ?why, "codex app-server asked something between turns; declined");
-                    rpc.respond_error(&id, -32603, refusal(why));
+                if let Some(rpc) = self.rpc.upgrade() {
+                    let mut parked = self.parked.borrow_mut();
+                    ask_or_refuse(parked.as_mut(), &id, &method, &params, &self.editor, &rpc, out);
                 }
             }
         }
@@ -107,8 +101,29 @@ impl Follower {
         })
         .await;
         if let Some(rpc) = self.rpc.upgrade() {
-            rpc.respond(&open.id, result_of(&open.ask, &answer));
+            rpc.respond(&open.id, open.ask.result(&answer));
         }
+    }
+}
+
+/// Puts Codex's request `id` between turns to the editor when it is a question of one of
+/// `view`'s children (its updates to `out`); else Codex is told no, with why.
+pub(crate) fn ask_or_refuse(
+    view: Option<&mut Subagents>,
+    id: &Value,
+    method: &str,
+    params: &Value,
+    editor: &Editor,
+    rpc: &Rpc,
+    out: &mut Vec<SessionUpdate>,
+) {
+    let asked = match view {
+        Some(view) => view.ask_between(id, method, params, editor, out),
+        None => Err(NotAsked::NotOurs),
+    };
+    if let Err(why) = asked {
+        tracing::debug!(%method, ?why, "codex app-server asked something between turns; declined");
+        rpc.respond_error(id, -32603, refusal(why));
     }
 }
 

@@ -28,10 +28,7 @@ impl TurnRun<'_> {
             .map(str::to_owned);
         // What a child that goes on after the turn asks outlives the turn (ADR 0059).
         if child.is_some() && self.subagents.keeps_questions(&params) {
-            let air = self.decoder.options().air.is_some();
-            let meta = air
-                .then(|| crate::appserver::approval::air_permission(method, &params))
-                .flatten();
+            let meta = self.permission_meta(method, &params);
             match self
                 .subagents
                 .ask_beside(&id, method, &params, &self.editor, meta, &mut self.out)
@@ -50,13 +47,10 @@ impl TurnRun<'_> {
             None => Ask::from_request(method, &params, &self.decoder),
         };
         if let Some(ask) = ask {
-            let air = self.decoder.options().air.is_some();
             let question = acplb_core::provider::PermissionAsk {
                 tool_call: ask.tool_call.clone(),
                 options: ask.options.clone(),
-                meta: air
-                    .then(|| crate::appserver::approval::air_permission(method, &params))
-                    .flatten(),
+                meta: self.permission_meta(method, &params),
                 session: self.subagents.session_of(&params),
             };
             self.waiting.push((id.clone(), ask.cancelled()));
@@ -93,6 +87,17 @@ impl TurnRun<'_> {
         }
     }
 
+    /// The `_meta` of a permission request for `method`: AIR's `permission`, for an AIR client.
+    fn permission_meta(
+        &self,
+        method: &str,
+        params: &Value,
+    ) -> Option<agent_client_protocol::v1::schema::Meta> {
+        let air = self.decoder.options().air.is_some();
+        air.then(|| crate::appserver::approval::air_permission(method, params))
+            .flatten()
+    }
+
     /// The editor answered the permission ask `id` (or it went unanswered): Codex hears the
     /// answer, and a subagent that asked it runs on.
     pub(super) fn permission_answered(
@@ -102,14 +107,7 @@ impl TurnRun<'_> {
         answer: &PermissionAnswer,
         sink: &dyn SessionSink,
     ) {
-        let result = match answer {
-            PermissionAnswer::Selected(option) => ask.answer(option),
-            PermissionAnswer::Cancelled => ask.cancelled(),
-            PermissionAnswer::Unanswered(why) => {
-                tracing::info!(reason = %why, "permission not answered; treated as a rejection");
-                ask.rejected()
-            }
-        };
+        let result = ask.result(answer);
         self.waiting.retain(|(waiting, _)| waiting != id);
         self.respond(id, result);
         if let Some(at) = self.child_asks.iter().position(|(asked, ..)| asked == id) {

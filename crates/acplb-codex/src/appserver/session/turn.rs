@@ -133,10 +133,11 @@ impl TurnRun<'_> {
                 Some((id, ask, answer)) = asks.next(), if !asks.is_empty() => {
                     self.permission_answered(&id, &ask, &answer, sink);
                 }
-                // Cancel-safe: an answer not taken stays with its question. What a child asked
-                // between turns, before this turn took it up (`subagents/asked.rs`).
+                // Cancel-safe: an answer not taken stays with its question. What a child that
+                // goes on after the turn asked, now or before this turn took it up
+                // (`subagents/asked.rs`).
                 (open, answer) = self.subagents.answered(&mut self.out) => {
-                    self.respond(&open.id, crate::appserver::subagents::result_of(&open.ask, &answer));
+                    self.respond(&open.id, open.ask.result(&answer));
                     self.flush(sink);
                 }
                 // Cancel-safe: a sleep holds no state.

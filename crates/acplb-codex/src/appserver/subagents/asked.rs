@@ -186,16 +186,3 @@ impl Subagents {
         self.open_between.iter().filter(|o| o.thread == thread).count()
     }
 }
-
-/// Codex's `result` for `answer` to `ask`: the option picked, "cancel" for a cancelled
-/// question, else a rejection.
-pub(crate) fn result_of(ask: &Ask, answer: &PermissionAnswer) -> Value {
-    match answer {
-        PermissionAnswer::Selected(option) => ask.answer(option),
-        PermissionAnswer::Cancelled => ask.cancelled(),
-        PermissionAnswer::Unanswered(why) => {
-            tracing::info!(reason = %why, "a subagent's question between turns not answered; treated as a rejection");
-            ask.rejected()
-        }
-    }
-}

@@ -47,7 +47,7 @@ mod stop;
 mod tests;
 mod tree;
 
-pub(crate) use asked::{NotAsked, OpenAsk, result_of};
+pub(crate) use asked::{NotAsked, OpenAsk};
 pub(crate) use stop::stop;
 
 /// How many subagents one turn shows; later ones are not shown (their asks are refused).

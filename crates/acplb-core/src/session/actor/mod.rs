@@ -202,7 +202,7 @@ impl SessionActor {
                 // Cancel-safe: an update not taken stays in the channel.
                 update = changes::next_update(&mut background) => self.sink().update(update),
                 // Cancel-safe: as above.
-                ask = changes::next_update(&mut asks) => self.ask_between_turns(ask),
+                ask = changes::next_update(&mut asks) => self.ask_beside(ask),
                 // Cancel-safe: as above.
                 listed = changes::next_offer(&mut mode_lists), if !self.hushed => self.modes_changed(listed),
             }
@@ -363,7 +363,7 @@ impl SessionActor {
     /// once what came before it reached the editor (a load's replay over, the client reading);
     /// the answer goes back when it comes, or nowhere if the provider stopped waiting. One the
     /// provider withdrew meanwhile is not asked.
-    fn ask_between_turns(&self, asked: crate::provider::BackgroundAsk) {
+    fn ask_beside(&self, asked: crate::provider::BackgroundAsk) {
         let sink = self.sink();
         tokio::task::spawn_local(async move {
             sink.ready().await;
