@@ -2,6 +2,7 @@
 //! time limit, if any), and applies cancel, mode and config changes. It lives on the runtime's
 //! `LocalSet`.
 
+mod asks;
 mod changes;
 mod failure;
 mod file_report;
@@ -357,25 +358,6 @@ impl SessionActor {
 
     pub(super) fn notify(&self, update: SessionUpdate) {
         self.sink().update(update);
-    }
-
-    /// Puts the provider's question to the editor beside whatever runs (a turn, or nothing),
-    /// once what came before it reached the editor (a load's replay over, the client reading);
-    /// the answer goes back when it comes, or nowhere if the provider stopped waiting. One the
-    /// provider withdrew meanwhile is not asked.
-    fn ask_beside(&self, asked: crate::provider::BackgroundAsk) {
-        let sink = self.sink();
-        tokio::task::spawn_local(async move {
-            sink.ready().await;
-            if asked.answer.is_closed() {
-                tracing::debug!("a question the provider withdrew before it was asked; not asked");
-                return;
-            }
-            let answer = sink.request_permission(asked.ask).await;
-            if asked.answer.send(answer).is_err() {
-                tracing::debug!("the editor answered a question the provider no longer waits on");
-            }
-        });
     }
 }
 
