@@ -69,6 +69,15 @@ pub(super) fn run(args: &ListArgs) -> anyhow::Result<bool> {
     let limit = entries.len();
     let entries = page(entries, cwd.as_deref(), None, limit)?.entries;
     if args.json {
+        // The status as it is now, as the table shows it: a script must not take a session
+        // whose acplb is gone for a running one.
+        let entries: Vec<Entry> = entries
+            .into_iter()
+            .map(|mut e| {
+                e.status = e.effective_status();
+                e
+            })
+            .collect();
         serde_json::to_writer_pretty(&mut out, &entries)?;
         writeln!(out)?;
     } else if entries.is_empty() {

@@ -18,7 +18,8 @@ use clap::Subcommand;
 #[derive(Debug, Subcommand)]
 pub(crate) enum SessionsCommand {
     /// List sessions, newest first: id, status, when each was last active, its working directory
-    /// and title. An `active` or `idle` session whose acplb is gone shows as `interrupted`.
+    /// and title. An `active` or `idle` session whose acplb is gone shows as `interrupted` (in
+    /// `--json` too).
     #[command(after_help = list::HELP)]
     List(list::ListArgs),
     /// Delete sessions last active longer ago than `--older-than` (their journal, summary and

@@ -31,6 +31,7 @@ mod protocol_v2;
 mod providers;
 mod questions;
 mod queue;
+mod registry;
 mod session_setup;
 mod shelf;
 mod signals;

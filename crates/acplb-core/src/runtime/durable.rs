@@ -186,7 +186,6 @@ pub(super) fn summary(state: &Path, id: &str, lead: &str) -> Option<String> {
     (!text.is_empty()).then(|| format!("{lead} Its summary:\n\n{text}"))
 }
 
-/// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
 /// A kept session as a row of `session/list` (and `_session/batch_get`).
 pub(super) fn row(e: crate::sessions::registry::Entry) -> SessionInfo {
     SessionInfo::new(e.session_id, e.cwd)
@@ -195,6 +194,9 @@ pub(super) fn row(e: crate::sessions::registry::Entry) -> SessionInfo {
         .archived(e.archived.then_some(true))
 }
 
+/// `session/list` from the registry: newest first, a page at a time, optionally one workspace's.
+/// It answers after every registry change this process sent before it is on disk, so a list
+/// right after a prompt or a `session/new` shows them (the writer is otherwise asynchronous).
 pub(super) async fn list(
     durability: &Durability,
     cwd: Option<PathBuf>,
@@ -210,6 +212,9 @@ pub(super) async fn list(
             return Err(wire::invalid_params(Reason::InvalidParams, message));
         }
     };
+    if let Some(writer) = &durability.registry {
+        writer.flush().await;
+    }
     let registry = Registry::new(&durability.state_dir);
     let read = tokio::task::spawn_blocking(move || -> Result<ListSessionsResponse, Error> {
         let listing = registry.all().map_err(|e| {

@@ -42,6 +42,11 @@ pub use title::{THREAD_NOT_RENAMED, TITLE_LIMIT};
 use crate::plugin::PipelineSource;
 use crate::provider::ProviderAdapter;
 
+/// How long acplb waits, past the shutdown's grace, for the session registry to have what its
+/// sessions told it on disk (a slow disk: each registry write is synced). Past it, the last
+/// changes are lost and said so.
+const REGISTRY_WAIT: Duration = Duration::from_secs(3);
+
 /// What the server tells editors about itself and offers per session.
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -106,6 +111,7 @@ impl Server {
     ) -> Result<(), agent_client_protocol::Error> {
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let grace = self.options.shutdown_grace;
+        let registry = self.options.durability.as_ref().and_then(|d| d.registry.clone());
         let store = store::Store::new(self.provider, self.pipelines, self.options.clone());
         let summarising = store.summarising();
         let mut runtime = tokio::task::spawn_local(store.run(rx));
@@ -128,6 +134,13 @@ impl Server {
         }
         if !stopped {
             tracing::warn!(?grace, "sessions did not stop in time; killing what is left");
+        }
+        // The grace is for processes; what the sessions that stopped told the registry (that
+        // they are idle, closed, released) still lands, or the list would call them running.
+        if let Some(writer) = registry
+            && tokio::time::timeout(REGISTRY_WAIT, writer.flush()).await.is_err()
+        {
+            tracing::warn!(limit = ?REGISTRY_WAIT, "the session registry is still being written (a slow disk?); its last changes may be lost");
         }
         result
     }

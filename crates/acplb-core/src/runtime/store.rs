@@ -200,11 +200,22 @@ impl Store {
                 tracing::error!(session = %id, error = %e, "session actor ended abnormally");
             }
         }
-        if let Some(writer) = self.options.durability.as_ref().and_then(|d| d.registry.as_ref()) {
-            // What the sessions told the registry is written before acplb exits.
-            writer.flush().await;
-        }
-        self.provider.shutdown().await;
+        // What the sessions told the registry is written before acplb exits, while the
+        // provider's processes stop (a slow disk does not hold those up).
+        let flushed = self
+            .options
+            .durability
+            .as_ref()
+            .and_then(|d| d.registry.as_ref())
+            .map(crate::sessions::registry::RegistryWriter::flush);
+        futures::join!(
+            async {
+                if let Some(flushed) = flushed {
+                    flushed.await;
+                }
+            },
+            self.provider.shutdown()
+        );
         tracing::debug!("all sessions stopped");
     }
 
