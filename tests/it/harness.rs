@@ -168,6 +168,17 @@ impl Permissions {
         n
     }
 
+    /// Whether each request held unanswered ([`Answer::Never`]) was withdrawn by acplb
+    /// (`$/cancel_request`), so the editor can close its dialog.
+    pub fn held_withdrawn(&self) -> Vec<bool> {
+        self.held
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, r)| r.cancellation().is_cancelled())
+            .collect()
+    }
+
     /// The requests received so far, as JSON.
     pub fn seen(&self) -> Vec<serde_json::Value> {
         self.seen

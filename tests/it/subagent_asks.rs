@@ -124,6 +124,8 @@ async fn a_question_open_across_the_next_turn_is_still_answered_to_codex() {
             let (id, parent, _, _) = asker_left(&cx, &ws, &permissions).await?;
             let before_next = seen.all_with_sessions().len();
             let next = prompt(&cx, &id, "scenario:plain again").await?.stop_reason;
+            // Still open in the editor: the turn that took the child up did not withdraw it.
+            assert_eq!(permissions.held_withdrawn(), [false]);
             let allowed = permissions.allow_held();
             assert!(
                 eventually(Duration::from_secs(60), || child_ended(&seen, &parent)).await,

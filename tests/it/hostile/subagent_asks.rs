@@ -1,9 +1,9 @@
 //! What a subagent left working asks between its parent's turns (ADR 0059) when things go
 //! wrong, with the real Codex and the mock model on app-server: the editor answers with an
 //! error (a rejection: the command does not run, the child still ends); the child is cancelled
-//! by the next turn while its question is open (the question is withdrawn, a late answer
-//! changes nothing); the session is closed while the question is open (no Codex work is left,
-//! acplb serves on).
+//! by the next turn while its question is open (the question is withdrawn, in the editor too,
+//! and a late answer changes nothing); the session is closed while the question is open (no
+//! Codex work is left, the editor is told to close the question, acplb serves on).
 
 use std::time::Duration;
 
@@ -97,6 +97,13 @@ async fn cancelling_a_child_whose_question_is_open_withdraws_it() {
                 cx.send_notification(CancelNotification::new(id.clone())).unwrap();
             };
             let (resp, ()) = tokio::join!(turn, canceller);
+            // The editor was told to close the question's dialog.
+            let withdrawn = || permissions.held_withdrawn() == [true];
+            assert!(
+                eventually(Duration::from_secs(5), withdrawn).await,
+                "{:?}",
+                permissions.held_withdrawn()
+            );
             let late = permissions.allow_held();
             let after = prompt(&cx, &id, "scenario:plain again").await?.stop_reason;
             Ok((parent, resp?.stop_reason, late, after))
@@ -138,6 +145,12 @@ async fn closing_the_session_with_a_question_open_leaves_no_codex_work() {
             let (id, _, _, _) = asker_left(&cx, &ws, &permissions).await?;
             cx.send_request(CloseSessionRequest::new(id)).block_task().await?;
             let left = crate::harness::codex_work_left(&marker, acplb_pid, Duration::from_secs(5)).await;
+            let withdrawn = || permissions.held_withdrawn() == [true];
+            assert!(
+                eventually(Duration::from_secs(5), withdrawn).await,
+                "the editor was not told to close the question: {:?}",
+                permissions.held_withdrawn()
+            );
             let late = permissions.allow_held();
             let other = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
             let next = prompt(&cx, &other.session_id, "scenario:plain hello")

@@ -135,3 +135,24 @@ async fn a_question_withdrawn_before_it_is_asked_is_not_asked() {
     assert!(timeline.has("client asked: run kept"));
     assert!(!timeline.has("client asked: run withdrawn"));
 }
+
+/// A question the provider withdraws while the editor shows it is withdrawn in the editor too
+/// (`$/cancel_request`), so its dialog can close; a question left alone stays open.
+#[tokio::test(start_paused = true)]
+async fn a_question_withdrawn_while_the_editor_shows_it_is_withdrawn_there() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let asking = provider.clone();
+    serve(&provider, &timeline, options(), async |editor| {
+        editor.answer_permissions(Answer::Never);
+        let session = editor.start().await;
+        let withdrawn = asking.ask_between_turns(crate::scripted::ask("withdrawn"));
+        let _kept = asking.ask_between_turns(crate::scripted::ask("kept"));
+        timeline.wait_for("client asked: run withdrawn").await;
+        timeline.wait_for("client asked: run kept").await;
+        drop(withdrawn);
+        editor.barrier(&session).await;
+        assert_eq!(editor.held_asks_withdrawn(), [true, false]);
+    })
+    .await;
+}

@@ -7,18 +7,33 @@ use crate::provider::SessionSink as _;
 impl SessionActor {
     /// Puts the provider's question to the editor beside whatever runs (a turn, or nothing),
     /// once what came before it reached the editor (a load's replay over, the client reading);
-    /// the answer goes back when it comes, or nowhere if the provider stopped waiting. One the
-    /// provider withdrew meanwhile is not asked.
+    /// the answer goes back when it comes. One the provider withdraws (it stops waiting) before
+    /// it is asked is not asked; one it withdraws while the editor shows it is withdrawn there
+    /// too: the request is dropped, which sends the editor `$/cancel_request` for it.
     pub(super) fn ask_beside(&self, asked: crate::provider::BackgroundAsk) {
         let sink = self.sink();
+        let crate::provider::BackgroundAsk {
+            ask,
+            answer: mut reply,
+        } = asked;
         tokio::task::spawn_local(async move {
-            sink.ready().await;
-            if asked.answer.is_closed() {
-                tracing::debug!("a question the provider withdrew before it was asked; not asked");
-                return;
+            tokio::select! {
+                biased;
+                () = reply.closed() => {
+                    tracing::debug!("a question the provider withdrew before it was asked; not asked");
+                    return;
+                }
+                () = sink.ready() => {}
             }
-            let answer = sink.request_permission(asked.ask).await;
-            if asked.answer.send(answer).is_err() {
+            let answer = tokio::select! {
+                biased;
+                () = reply.closed() => {
+                    tracing::debug!("a question the provider withdrew; the editor is asked to close it");
+                    return;
+                }
+                answer = sink.request_permission(ask) => answer,
+            };
+            if reply.send(answer).is_err() {
                 tracing::debug!("the editor answered a question the provider no longer waits on");
             }
         });
