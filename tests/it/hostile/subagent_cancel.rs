@@ -199,3 +199,125 @@ async fn a_child_cancelled_while_asking_shows_its_next_ask_as_one() {
         "{states:?}"
     );
 }
+
+/// A stand-in `codex app-server` whose turn (logged to `turns.log`) spawns a child (`ch-1`, its
+/// turn running) and which never answers the child's `turn/interrupt` (logged to
+/// `child-interrupts.log`), as a frozen Codex would; the parent's interrupt it answers and ends
+/// the parent's turn.
+fn deaf_to_the_child(dir: &std::path::Path) -> std::path::PathBuf {
+    let log = dir.join("child-interrupts.log");
+    super::stand_in::fake_codex(
+        dir,
+        &format!(
+            r#"while read -r l; do
+  i=$(printf '%s\n' "$l" | sed -n 's/.*"id":\([0-9][0-9]*\).*/\1/p')
+  case "$l" in
+    *'"method":"initialize"'*) echo "{{\"id\":$i,\"result\":{{}}}}" ;;
+    *'"method":"thread/start"'*) echo "{{\"id\":$i,\"result\":{{\"thread\":{{\"id\":\"th-1\"}},\"model\":\"m\"}}}}" ;;
+    *'"method":"turn/start"'*)
+      printf '%s\n' "$l" >> '{turns}'
+      echo "{{\"id\":$i,\"result\":{{\"turn\":{{\"id\":\"tu-1\"}}}}}}"
+      echo '{{"method":"turn/started","params":{{"threadId":"th-1","turn":{{"id":"tu-1"}}}}}}'
+      echo '{{"method":"thread/started","params":{{"thread":{{"id":"ch-1","parentThreadId":"th-1"}}}}}}'
+      echo '{{"method":"turn/started","params":{{"threadId":"ch-1","turn":{{"id":"ct-1"}}}}}}' ;;
+    *'"method":"turn/interrupt"'*'"ch-1"'*) printf '%s\n' "$l" >> '{log}' ;;
+    *'"method":"turn/interrupt"'*)
+      echo "{{\"id\":$i,\"result\":{{}}}}"
+      echo '{{"method":"turn/completed","params":{{"threadId":"th-1","turn":{{"id":"tu-1","status":"interrupted"}}}}}}' ;;
+    *'"method":"model/list"'*|*'"method":"skills/list"'*) echo "{{\"id\":$i,\"error\":{{\"code\":-32601,\"message\":\"not here\"}}}}" ;;
+  esac
+done"#,
+            log = log.display(),
+            turns = dir.join("turns.log").display()
+        ),
+    )
+}
+
+/// Codex never confirms the interrupt of a child the editor cancelled (frozen, or deaf to it):
+/// the parent's turn still takes the editor's cancel, its answer comes within a second and a
+/// half, and the session's next prompt reaches Codex within two seconds more (the children's
+/// interrupts are waited for half a second, the one the editor asked for beside the turn), not
+/// once Codex is given up for not answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_child_whose_interrupt_codex_never_answers_holds_no_cancel_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = deaf_to_the_child(dir.path());
+    let mut acplb = super::stand_in::spawn_app_server(dir.path(), &codex, &[]);
+    let updates = crate::harness::Updates::default();
+    let seen = updates.clone();
+    let cwd = dir.path().to_owned();
+    let (stop, took, next_took) = acplb
+        .client(&updates, async move |cx| {
+            let id = open_session_as(&cx, &cwd, json!({"subagents": {}})).await?;
+            let parent = id.to_string();
+            let turn = cx
+                .send_request(PromptRequest::new(id.clone(), vec!["go".into()]))
+                .block_task();
+            let canceller = async {
+                let offered = || {
+                    let all = seen.all_with_sessions();
+                    announced(&all, &parent).iter().any(|c| {
+                        let child = c["sessionId"].as_str().unwrap_or_default();
+                        offers(&all, &parent, child)
+                            .iter()
+                            .any(|(_, caps)| caps.get("cancel").is_some())
+                    })
+                };
+                assert!(
+                    eventually(Duration::from_secs(20), offered).await,
+                    "the child's cancel was never offered: {:?}",
+                    seen.all_with_sessions()
+                );
+                let child = announced(&seen.all_with_sessions(), &parent)[0]["sessionId"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned();
+                cx.send_notification(CancelNotification::new(SessionId::new(child.as_str())))
+                    .unwrap();
+                let asked = || dir_has_interrupt(&cwd);
+                assert!(
+                    eventually(Duration::from_secs(10), asked).await,
+                    "the child's interrupt never reached Codex"
+                );
+                cx.send_notification(CancelNotification::new(id.clone())).unwrap();
+                std::time::Instant::now()
+            };
+            let (resp, cancelled_at) = tokio::join!(turn, canceller);
+            let took = cancelled_at.elapsed();
+            let stop = resp?.stop_reason;
+            let next = cx
+                .send_request(PromptRequest::new(id.clone(), vec!["again".into()]))
+                .block_task();
+            let sent = std::time::Instant::now();
+            let started = || turns_started(&cwd) == 2;
+            let next_started = eventually(Duration::from_secs(10), started).await;
+            let next_took = sent.elapsed();
+            cx.send_notification(CancelNotification::new(id.clone())).unwrap();
+            assert_eq!(next.await?.stop_reason, StopReason::Cancelled);
+            assert!(next_started, "the next prompt never reached Codex");
+            Ok((stop, took, next_took))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", acplb.stderr()));
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(
+        took < Duration::from_millis(1500),
+        "the cancel waited on the child's interrupt: {took:?}\n{}",
+        acplb.stderr()
+    );
+    assert!(
+        next_took < Duration::from_secs(2),
+        "the next prompt waited on the child's interrupt: {next_took:?}\n{}",
+        acplb.stderr()
+    );
+}
+
+/// How many turns the stand-in was asked to start.
+fn turns_started(dir: &std::path::Path) -> usize {
+    std::fs::read_to_string(dir.join("turns.log")).map_or(0, |l| l.lines().count())
+}
+
+/// Whether the stand-in logged a child's `turn/interrupt`.
+fn dir_has_interrupt(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join("child-interrupts.log")).is_ok_and(|l| l.contains("turn/interrupt"))
+}

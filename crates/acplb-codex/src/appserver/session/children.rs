@@ -61,7 +61,7 @@ impl TurnRun<'_> {
     /// shows it `idle`/`cancelled`) and its commands are swept, and so for the children it
     /// spawned that still work, theirs, and so on (ADR 0060); the parent's turn goes on. A
     /// child with no turn running, or not of this turn, has nothing to cancel.
-    pub(super) async fn cancel_child(&mut self, child: &str) {
+    pub(super) fn cancel_child(&mut self, child: &str) {
         let Some((thread, turn)) = self.subagents.cancellable(child) else {
             tracing::debug!(%child, "cancel of a subagent with no turn running; nothing to stop");
             return;
@@ -78,6 +78,8 @@ impl TurnRun<'_> {
                 self.respond(&open.id, open.ask.cancelled());
             }
         }
-        subagents::stop(self.rpc, self.marker, stopping).await;
+        // Beside the turn, which goes on taking Codex's messages and the editor's cancel.
+        let (rpc, marker) = (std::rc::Rc::clone(self.rpc), self.marker.to_owned());
+        tokio::task::spawn_local(async move { subagents::stop(&rpc, &marker, stopping).await });
     }
 }

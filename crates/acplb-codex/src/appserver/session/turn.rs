@@ -23,7 +23,7 @@ pub(super) enum Ended {
 
 /// One running turn: the thread's messages in, updates and answers out.
 pub(super) struct TurnRun<'a> {
-    pub(super) rpc: &'a Rpc,
+    pub(super) rpc: &'a std::rc::Rc<Rpc>,
     /// The server's process marker: its commands for this thread are swept on cancel.
     pub(super) marker: &'a str,
     pub(super) thread_id: &'a str,
@@ -152,7 +152,7 @@ impl TurnRun<'_> {
                 }
                 // Cancel-safe, as below.
                 child = steer.next_child_cancel() => {
-                    self.cancel_child(&child).await;
+                    self.cancel_child(&child);
                     self.flush(sink);
                 }
                 // Cancel-safe: a steered prompt not taken stays in the channel. Not while the
