@@ -318,3 +318,41 @@ async fn plugins_that_never_start_refuse_the_session_after_their_limit() {
     .await;
     drop(release);
 }
+
+/// What the provider sent from beside its turns before a turn goes on reaches the editor first
+/// (a subagent's news from before the turn took it up, then what the turn says), every time.
+#[tokio::test(start_paused = true)]
+async fn updates_from_beside_the_turn_reach_the_editor_before_what_the_turn_says_next() {
+    const TURNS: usize = 24;
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    for n in 0..TURNS {
+        provider.script(
+            &format!("p{n}"),
+            vec![Step::Beside(format!("news {n}")), say(&format!("turn {n}"))],
+        );
+    }
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        for n in 0..TURNS {
+            let answer = within("the turn", editor.prompt(&session, &format!("p{n}"))).await;
+            assert_eq!(stop_name(answer.unwrap().unwrap().stop_reason), "end_turn");
+        }
+        editor.barrier(&session).await;
+    })
+    .await;
+    let said: Vec<String> = timeline
+        .of("client update: ")
+        .into_iter()
+        .filter(|e| e.contains(": news ") || e.contains(": turn "))
+        .collect();
+    let expected: Vec<String> = (0..TURNS)
+        .flat_map(|n| {
+            [
+                format!("client update: news {n}"),
+                format!("client update: turn {n}"),
+            ]
+        })
+        .collect();
+    assert_eq!(said, expected);
+}

@@ -58,6 +58,9 @@ pub enum Step {
     CheckInbox,
     /// Fails the turn with the provider's message.
     Fail(String),
+    /// Sends an agent message chunk through the session's updates from beside its turns, as a
+    /// helper task would, and lets the runtime run before the turn goes on.
+    Beside(String),
 }
 
 /// An agent message chunk step.
@@ -86,6 +89,9 @@ struct Inner {
     /// Questions between turns, for the next session that opens to hand to the runtime.
     asks: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>>>,
     asker: tokio::sync::mpsc::UnboundedSender<acplb_core::provider::BackgroundAsk>,
+    /// Updates from beside the turns, for the next session that opens to hand to the runtime.
+    beside: RefCell<Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>>>,
+    besider: tokio::sync::mpsc::UnboundedSender<SessionUpdate>,
 }
 
 /// The provider adapter; clones share the scripts and the timeline.
@@ -141,6 +147,7 @@ impl Scripted {
             recommendations: acplb_core::session::options::Recommendations::Hidden,
         };
         let (asker, asks) = tokio::sync::mpsc::unbounded_channel();
+        let (besider, beside) = tokio::sync::mpsc::unbounded_channel();
         Self(Rc::new(Inner {
             timeline: timeline.clone(),
             turns: RefCell::default(),
@@ -154,6 +161,8 @@ impl Scripted {
             later_commands: tokio::sync::watch::Sender::new(Vec::new()),
             asks: RefCell::new(Some(asks)),
             asker,
+            beside: RefCell::new(Some(beside)),
+            besider,
         }))
     }
 
@@ -233,7 +242,7 @@ impl ProviderSession for ScriptedSession {
         let steps = steps.unwrap_or_else(|| vec![Step::Say(format!("reply to {prompt}"))]);
         let log = &self.inner.timeline;
         log.push(format!("provider start {prompt}"));
-        let result = run(&steps, &turn, sink, &cancel, log).await;
+        let result = run(&steps, &turn, sink, &cancel, log, &self.inner.besider).await;
         let end = match &result {
             Ok(outcome) => stop_name(outcome.stop_reason),
             Err(e) => format!("failed: {e}"),
@@ -257,6 +266,10 @@ impl ProviderSession for ScriptedSession {
     ) -> Option<tokio::sync::mpsc::UnboundedReceiver<acplb_core::provider::BackgroundAsk>> {
         self.inner.asks.borrow_mut().take()
     }
+
+    fn background_updates(&mut self) -> Option<tokio::sync::mpsc::UnboundedReceiver<SessionUpdate>> {
+        self.inner.beside.borrow_mut().take()
+    }
 }
 
 /// Runs the steps of the turn of `turn.prompt`.
@@ -266,6 +279,7 @@ async fn run(
     sink: &dyn SessionSink,
     cancel: &CancellationToken,
     log: &Timeline,
+    beside: &tokio::sync::mpsc::UnboundedSender<SessionUpdate>,
 ) -> Result<TurnOutcome, ProviderError> {
     let prompt = &turn.prompt.text;
     let cancelled = || Ok(outcome(StopReason::Cancelled));
@@ -308,6 +322,14 @@ async fn run(
             },
             Step::Fail(message) => {
                 return Err(ProviderError::turn_failed(message.clone()));
+            }
+            Step::Beside(text) => {
+                let chunk = SessionUpdate::AgentMessageChunk(ContentChunk::new(text.clone().into()));
+                assert!(
+                    beside.send(chunk).is_ok(),
+                    "the runtime takes updates from beside"
+                );
+                tokio::task::yield_now().await;
             }
         }
     }

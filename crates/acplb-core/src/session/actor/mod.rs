@@ -175,21 +175,21 @@ impl SessionActor {
                 .filter(|r| r.answer_by.is_none())
                 .map(|r| r.cancel.clone());
             tokio::select! {
+                // In this order: what the provider sent from beside its turns reaches the
+                // editor before what the turn says next (a subagent's news from before the turn
+                // took it up, then the turn's), and before the editor's next message is taken;
+                // the turn comes last, so a turn flooded with Codex's messages (which spends
+                // the task's budget) never starves the cancel, the clocks or the offers.
+                biased;
+                // Cancel-safe: an update not taken stays in the channel.
+                update = changes::next_update(&mut background) => self.sink().update(update),
+                // Cancel-safe: as above.
+                ask = changes::next_update(&mut asks) => self.ask_beside(ask),
                 // Cancel-safe: a message not taken stays in the channel.
                 msg = rx.recv() => match msg {
                     Some(msg) => self.on_msg(msg),
                     None => self.on_msg(SessionMsg::Shutdown),
                 },
-                // Cancel-safe: the turn future is kept in `turn` and polled again next time.
-                (provider, end) = poll_turn(&mut turn) => {
-                    turn = None;
-                    self.thread = provider.thread_id().or(self.thread.take());
-                    self.provider = Some(provider);
-                    match end {
-                        TurnEnd::Ran(result) => self.finish_turn(result),
-                        TurnEnd::Refused(error) => self.refuse_turn(error),
-                    }
-                }
                 // Cancel-safe: a sleep holds no state; the deadline is read again next time.
                 () = sleep_until(deadline) => self.on_turn_timeout(),
                 // Cancel-safe: waiting for a token holds no state.
@@ -200,12 +200,18 @@ impl SessionActor {
                 offered = changes::next_offer(&mut catalogs), if !self.hushed => self.catalog_changed(offered),
                 // Cancel-safe: as above.
                 offered = changes::next_offer(&mut commands), if !self.hushed => self.commands_changed(offered),
-                // Cancel-safe: an update not taken stays in the channel.
-                update = changes::next_update(&mut background) => self.sink().update(update),
-                // Cancel-safe: as above.
-                ask = changes::next_update(&mut asks) => self.ask_beside(ask),
                 // Cancel-safe: as above.
                 listed = changes::next_offer(&mut mode_lists), if !self.hushed => self.modes_changed(listed),
+                // Cancel-safe: the turn future is kept in `turn` and polled again next time.
+                (provider, end) = poll_turn(&mut turn) => {
+                    turn = None;
+                    self.thread = provider.thread_id().or(self.thread.take());
+                    self.provider = Some(provider);
+                    match end {
+                        TurnEnd::Ran(result) => self.finish_turn(result),
+                        TurnEnd::Refused(error) => self.refuse_turn(error),
+                    }
+                }
             }
         }
         if let Some(inbox) = self.take_inbox() {
