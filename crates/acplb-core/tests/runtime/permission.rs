@@ -156,3 +156,40 @@ async fn a_question_withdrawn_while_the_editor_shows_it_is_withdrawn_there() {
     })
     .await;
 }
+
+/// A question between turns waits for a client that stopped reading (the output gate shut):
+/// it is not put while the gate is shut, and is put, and answered, once the client reads again.
+#[tokio::test(start_paused = true)]
+async fn a_question_between_turns_waits_until_the_client_reads_again() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    let asking = provider.clone();
+    let flow = acplb_core::transport::OutputFlow::bounded(1000, i64::MAX);
+    let mut gated = options();
+    gated.output_flow = flow.clone();
+    serve(&provider, &timeline, gated, async |editor| {
+        editor.answer_permissions(Answer::Pick("allow"));
+        let _session = editor.start().await;
+        // A thousand messages written to the connection and not read: the gate shuts.
+        for _ in 0..1000 {
+            flow.sent(0);
+        }
+        let answered = asking.ask_between_turns(crate::scripted::ask("gated"));
+        // Every task runs until it waits before the paused clock moves on.
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        assert!(
+            !timeline.has("client asked: run gated"),
+            "asked past the shut gate"
+        );
+        flow.written(100_000, 0);
+        let answer = within("the answer once the client reads", answered)
+            .await
+            .unwrap();
+        assert_eq!(
+            answer,
+            acplb_core::provider::PermissionAnswer::Selected("allow".into())
+        );
+    })
+    .await;
+    assert!(timeline.has("client asked: run gated"));
+}
