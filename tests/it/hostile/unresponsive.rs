@@ -1,7 +1,7 @@
 //! A Codex that stops answering: frozen (`SIGSTOP`), hung in `initialize`, or flooding and
 //! deaf to an interrupt. The prompt is answered with an error naming what Codex did not do
 //! (never left to the 30-minute turn limit), the server is stopped and replaced by the next
-//! prompt, and a cancel is answered within a second whatever Codex does.
+//! prompt, and a cancel (or a `session/close`) is answered within a second whatever Codex does.
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,7 @@ use acplb_playback::mock_model::MockConfig;
 use agent_client_protocol::Agent;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, PromptRequest, PromptResponse, SessionId, StopReason,
+    CancelNotification, CloseSessionRequest, PromptRequest, PromptResponse, SessionId, StopReason,
 };
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -320,4 +320,37 @@ async fn a_cancel_is_answered_within_a_second_while_codex_floods_and_ignores_the
         .unwrap();
     assert_eq!(stop, StopReason::Cancelled);
     assert!(took < Duration::from_millis(1500), "cancel took {took:?}");
+}
+
+/// `session/close` while Codex runs a slow command (both transports): the prompt is answered
+/// `cancelled` and the close answered, both within a second and a half, and acplb serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_mid_turn_answers_the_prompt_cancelled_and_the_close_at_once() {
+    let mut live = Live::start();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let (stop, took, next) = live
+        .acplb
+        .client(&updates, async |cx| {
+            let (_, s) = open_session(&cx, &ws).await?;
+            let (resp, (closed, at)) = while_sleeping(&cx, &s.session_id, &updates, async || {
+                let at = Instant::now();
+                let close = cx.send_request(CloseSessionRequest::new(s.session_id.clone()));
+                let closed = tokio::time::timeout(NO_HANG, close.block_task())
+                    .await
+                    .expect("the close is answered");
+                (closed, at)
+            })
+            .await;
+            closed?;
+            let took = at.elapsed();
+            let (_, other) = open_session(&cx, &ws).await?;
+            let next = prompt(&cx, &other.session_id, "scenario:plain still there?").await;
+            Ok((resp?.stop_reason, took, next))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(stop, StopReason::Cancelled);
+    assert!(took < Duration::from_millis(1500), "the close took {took:?}");
+    let next = next.unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert_eq!(next.stop_reason, StopReason::EndTurn, "acplb serves on");
 }

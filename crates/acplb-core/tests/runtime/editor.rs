@@ -181,6 +181,14 @@ impl Editor {
             .expect("the connection is open");
     }
 
+    /// `session/close`, answered within the test's limit.
+    pub async fn close(&self, session: &SessionId) -> Result<(), Error> {
+        let req = agent_client_protocol::v1::schema::CloseSessionRequest::new(session.clone());
+        within("session/close", self.cx.send_request(req).block_task())
+            .await
+            .map(|_| ())
+    }
+
     pub async fn set_config(
         &self,
         session: &SessionId,

@@ -356,3 +356,26 @@ async fn updates_from_beside_the_turn_reach_the_editor_before_what_the_turn_says
         .collect();
     assert_eq!(said, expected);
 }
+
+/// `session/close` while a turn runs: the turn stops as cancelled and both the prompt and the
+/// close are answered (the session's channel closes behind the close, and must not keep its
+/// actor from the turn's end).
+#[tokio::test(start_paused = true)]
+async fn closing_a_session_mid_turn_answers_the_prompt_cancelled_and_the_close() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    provider.script("busy", vec![say("working"), Step::Wait(Gate::new())]);
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        let turn = editor.prompt(&session, "busy");
+        timeline.wait_for("client update: working").await;
+        editor.close(&session).await.expect("the close is answered");
+        let answer = within("the closed session's prompt", turn)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stop_name(answer.stop_reason), "cancelled");
+    })
+    .await;
+    assert!(timeline.has("provider end busy: cancelled"));
+}

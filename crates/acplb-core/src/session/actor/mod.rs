@@ -150,6 +150,7 @@ impl SessionActor {
         let mut background = self.provider.as_mut().and_then(|p| p.background_updates());
         let mut asks = self.provider.as_mut().and_then(|p| p.background_asks());
         let mut mode_lists = self.provider.as_ref().and_then(|p| p.mode_updates());
+        let mut rx_open = true;
         loop {
             if turn.is_none() && !self.shutting_down {
                 turn = self.start_next_turn();
@@ -185,11 +186,16 @@ impl SessionActor {
                 update = changes::next_update(&mut background) => self.sink().update(update),
                 // Cancel-safe: as above.
                 ask = changes::next_update(&mut asks) => self.ask_beside(ask),
-                // Cancel-safe: a message not taken stays in the channel.
-                msg = rx.recv() => match msg {
-                    Some(msg) => self.on_msg(msg),
-                    None => self.on_msg(SessionMsg::Shutdown),
-                },
+                // Cancel-safe: a message not taken stays in the channel. Not once it closed
+                // (a closed channel is always ready, and would starve the turn below).
+                msg = rx.recv(), if rx_open => {
+                    if let Some(msg) = msg {
+                        self.on_msg(msg);
+                    } else {
+                        rx_open = false;
+                        self.on_msg(SessionMsg::Shutdown);
+                    }
+                }
                 // Cancel-safe: a sleep holds no state; the deadline is read again next time.
                 () = sleep_until(deadline) => self.on_turn_timeout(),
                 // Cancel-safe: waiting for a token holds no state.
