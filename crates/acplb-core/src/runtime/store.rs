@@ -200,22 +200,9 @@ impl Store {
                 tracing::error!(session = %id, error = %e, "session actor ended abnormally");
             }
         }
-        // What the sessions told the registry is written before acplb exits, while the
-        // provider's processes stop (a slow disk does not hold those up).
-        let flushed = self
-            .options
-            .durability
-            .as_ref()
-            .and_then(|d| d.registry.as_ref())
-            .map(crate::sessions::registry::RegistryWriter::flush);
-        futures::join!(
-            async {
-                if let Some(flushed) = flushed {
-                    flushed.await;
-                }
-            },
-            self.provider.shutdown()
-        );
+        // What the sessions told the registry is waited for by `Server::serve`, after this
+        // and past the grace if need be (ADR 0062); the writer thread writes it meanwhile.
+        self.provider.shutdown().await;
         tracing::debug!("all sessions stopped");
     }
 

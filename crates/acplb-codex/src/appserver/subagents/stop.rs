@@ -9,7 +9,7 @@ use crate::appserver::rpc::Rpc;
 
 /// How long the children's interrupts (sent all at once) are waited for before their commands
 /// are swept anyway: a cancel is answered within a second, whatever Codex does.
-pub(crate) const STOP_WAIT: Duration = Duration::from_millis(500);
+const STOP_WAIT: Duration = Duration::from_millis(500);
 
 /// Interrupts the running turn of each child in `threads` (thread, running turn), waiting at
 /// most [`STOP_WAIT`] for Codex to confirm, and kills the commands left running on any of their

@@ -17,21 +17,19 @@ impl SessionActor {
             answer: mut reply,
         } = asked;
         tokio::task::spawn_local(async move {
-            tokio::select! {
-                biased;
-                () = reply.closed() => {
-                    tracing::debug!("a question the provider withdrew before it was asked; not asked");
-                    return;
-                }
-                () = sink.ready() => {}
-            }
+            // Put once what came before reached the editor; dropped (never put, or withdrawn
+            // from the editor) as soon as the provider stops waiting.
+            let put = async {
+                sink.ready().await;
+                sink.request_permission(ask).await
+            };
             let answer = tokio::select! {
                 biased;
                 () = reply.closed() => {
-                    tracing::debug!("a question the provider withdrew; the editor is asked to close it");
+                    tracing::debug!("a question the provider withdrew; not asked, or withdrawn from the editor");
                     return;
                 }
-                answer = sink.request_permission(ask) => answer,
+                answer = put => answer,
             };
             if reply.send(answer).is_err() {
                 tracing::debug!("the editor answered a question the provider no longer waits on");
