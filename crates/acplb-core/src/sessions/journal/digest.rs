@@ -4,7 +4,7 @@
 use agent_client_protocol::v1::schema::{ContentBlock, SessionUpdate};
 
 use super::history::History;
-use super::markdown_plan::MarkdownPlan;
+use super::markdown_plan::{Change, MarkdownPlan};
 use super::record::Record;
 
 /// How a digest starts, so the model knows what it is reading.
@@ -30,22 +30,27 @@ pub fn fork_digest(history: &History, max: usize) -> Option<String> {
 fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
     let mut turns: Vec<String> = Vec::new();
     let mut answer = String::new();
-    // A markdown plan (ADR 0053) of the turn, which the client was shown instead of text.
+    // The markdown plans (ADR 0053) of the turn, which the client was shown instead of text:
+    // the one being put together, and each one's text so far (a turn can give more than one).
     let mut plan = MarkdownPlan::default();
-    let flush = |answer: &mut String, plan: &mut MarkdownPlan, turns: &mut Vec<String>| {
-        if !answer.trim().is_empty() {
-            turns.push(format!("Agent: {}", answer.trim()));
-        }
-        if !plan.text().trim().is_empty() {
-            turns.push(format!("Agent's plan: {}", plan.text().trim()));
-        }
-        answer.clear();
-        plan.clear();
-    };
+    let mut plans: Vec<String> = Vec::new();
+    let flush =
+        |answer: &mut String, plan: &mut MarkdownPlan, plans: &mut Vec<String>, turns: &mut Vec<String>| {
+            if !answer.trim().is_empty() {
+                turns.push(format!("Agent: {}", answer.trim()));
+            }
+            for text in plans.drain(..) {
+                if !text.trim().is_empty() {
+                    turns.push(format!("Agent's plan: {}", text.trim()));
+                }
+            }
+            answer.clear();
+            plan.clear();
+        };
     for record in &history.records {
         match record {
             Record::Prompt { prompt, .. } => {
-                flush(&mut answer, &mut plan, &mut turns);
+                flush(&mut answer, &mut plan, &mut plans, &mut turns);
                 let text: Vec<&str> = prompt
                     .iter()
                     .filter_map(|b| match b {
@@ -60,8 +65,18 @@ fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
                 if crate::provider::route::is_subagents(u) {
                     continue;
                 }
-                if plan.apply(u).is_some() {
-                    continue;
+                match plan.apply(u).map(|change| matches!(change, Change::Started(_))) {
+                    Some(true) => {
+                        plans.push(plan.text().to_owned());
+                        continue;
+                    }
+                    Some(false) => {
+                        if let Some(last) = plans.last_mut() {
+                            plan.text().clone_into(last);
+                        }
+                        continue;
+                    }
+                    None => {}
                 }
                 if let SessionUpdate::AgentMessageChunk(chunk) = u.as_ref()
                     && let ContentBlock::Text(t) = &chunk.content
@@ -72,7 +87,7 @@ fn digest_headed(history: &History, max: usize, head: &str) -> Option<String> {
             _ => {}
         }
     }
-    flush(&mut answer, &mut plan, &mut turns);
+    flush(&mut answer, &mut plan, &mut plans, &mut turns);
     if turns.is_empty() {
         return None;
     }

@@ -276,6 +276,33 @@ fn a_markdown_plan_reads_as_the_plan_it_adds_up_to() {
     );
 }
 
+/// Two markdown plans in one turn (a plan, then a new one): the digest gives both, in order.
+#[test]
+fn a_digest_keeps_every_plan_of_a_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = open(dir.path());
+    let whole = |id: &str, t: &str| {
+        plan(serde_json::json!({"sessionUpdate": "plan_update",
+        "plan": {"type": "markdown", "planId": id, "content": t}}))
+    };
+    j.prompt(1, &[ContentBlock::from("plan it twice")], false);
+    j.update(&whole("t1-a", "# First"));
+    j.update(&whole("t1-a", "# First\n1. a"));
+    j.update(&text("Rethinking."));
+    j.update(&whole("t1-b", "# Second"));
+    j.turn_end(1, "end_turn", None);
+    j.prompt(2, &[ContentBlock::from("go")], false);
+    j.update(&text("Going."));
+    j.turn_end(2, "end_turn", None);
+    let d = digest(&read(dir.path(), ID).unwrap(), 4000).unwrap();
+    assert!(
+        d.ends_with(
+            "User: plan it twice\n\nAgent: Rethinking.\n\nAgent's plan: # First\n1. a\n\nAgent's plan: # Second\n\nUser: go\n\nAgent: Going."
+        ),
+        "{d}"
+    );
+}
+
 #[test]
 fn a_line_over_the_cap_is_skipped_unread_and_reported_and_the_rest_is_read() {
     let dir = tempfile::tempdir().unwrap();
