@@ -9,7 +9,14 @@ use acplb_playback::scenario::{Action, After, Scenario};
 
 use crate::bins::{PLAYBACK, acplb, playback, text};
 
-/// `playback record -o out -- acplb` with every pipe held by the test.
+/// The state directory the recorded acplb keeps its sessions in: `state` beside `out`, never
+/// the user's (a recording runs acplb with the user's environment, as the user would).
+fn state_beside(out: &std::path::Path) -> std::path::PathBuf {
+    out.with_file_name("state")
+}
+
+/// `playback record -o out -- acplb` with every pipe held by the test, acplb's sessions kept
+/// in [`state_beside`] `out`.
 fn recorder(out: &std::path::Path) -> std::process::Child {
     Command::new(PLAYBACK)
         .args(["record", "-o"])
@@ -17,6 +24,7 @@ fn recorder(out: &std::path::Path) -> std::process::Child {
         .arg("--")
         .arg(acplb())
         .env("RUST_LOG", "error")
+        .env("ACPLB_STATE_DIR", state_beside(out))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -83,6 +91,7 @@ fn record_passes_bytes_through_and_writes_on_disconnect() {
         .arg("--")
         .arg(acplb())
         .env("RUST_LOG", "error")
+        .env("ACPLB_STATE_DIR", state_beside(&out))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -182,4 +191,31 @@ fn a_recording_keeps_mcp_secrets_out_and_is_private() {
     );
     let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);
+    // The session acplb kept is in the test's state directory, and holds no secret either.
+    let state = state_beside(&out);
+    let mut kept = Vec::new();
+    let mut dirs = vec![state.clone()];
+    while let Some(d) = dirs.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                kept.push(path);
+            }
+        }
+    }
+    assert!(
+        kept.iter().any(|p| p.ends_with("journal.jsonl")),
+        "no session kept in {}: {kept:?}",
+        state.display()
+    );
+    for file in &kept {
+        let bytes = std::fs::read(file).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(secret),
+            "{} holds the secret",
+            file.display()
+        );
+    }
 }
