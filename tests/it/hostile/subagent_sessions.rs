@@ -1,7 +1,7 @@
 //! Subagent sessions (ADR 0055) that go wrong, with the real Codex and the mock model on
 //! app-server: a capability that is not an object keeps the tool calls; a child whose model
 //! fails ends idle with Codex's error; the editor prompting or loading a child's session is
-//! told why it cannot, and the parent goes on; a cancel while a child works ends it cancelled,
+//! told why it cannot (AIR's bare thread id of a child's first life too), and the parent goes on; a cancel while a child works ends it cancelled,
 //! at once, in ACP's shapes and in AIR's; Codex killed while a child works leaves it `unknown`.
 
 use std::time::{Duration, Instant};
@@ -119,6 +119,61 @@ async fn prompting_a_childs_session_is_refused_with_why_and_the_parent_goes_on()
     let error = refused.expect_err("a child's session takes no prompt");
     assert!(error.message.contains("is a subagent's session"), "{error:?}");
     assert!(error.message.contains("takes no prompt"), "{error:?}");
+    assert_eq!(next, StopReason::EndTurn);
+}
+
+/// AIR knows a child's first life by its bare thread id, which looks like any session's: a
+/// prompt or load naming it is still told that it names a subagent's session, and the parent
+/// goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompting_an_air_childs_bare_id_is_refused_with_why_and_the_parent_goes_on() {
+    if on_exec() {
+        return;
+    }
+    let mut live = live();
+    let (ws, updates) = (live.workspace(), live.updates.clone());
+    let notes = live.acplb.vendor_notes.clone();
+    let (child, refused, load, next) = live
+        .acplb
+        .client(&updates, async move |cx| {
+            let caps: ClientCapabilities = serde_json::from_value(json!({"_meta": {"jetbrains": {"air":
+                {"version": 1, "capabilities": ["nativeSubagentSessions"]}}}}))
+            .unwrap();
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1).client_capabilities(caps))
+                .block_task()
+                .await?;
+            let s = cx.send_request(NewSessionRequest::new(&ws)).block_task().await?;
+            prompt(&cx, &s.session_id, "scenario:subagent ask a helper").await?;
+            let spawned: Vec<String> = notes
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(_, p)| p["update"]["sessionUpdate"] == "subagent_spawned")
+                .filter_map(|(_, p)| p["update"]["subagentSessionId"].as_str().map(str::to_owned))
+                .collect();
+            assert_eq!(spawned.len(), 1, "{spawned:?}");
+            let child = SessionId::new(spawned[0].clone());
+            let refused = cx
+                .send_request(PromptRequest::new(child.clone(), vec!["do it yourself".into()]))
+                .block_task()
+                .await;
+            let load = cx
+                .send_request(LoadSessionRequest::new(child.clone(), &ws))
+                .block_task()
+                .await;
+            let next = prompt(&cx, &s.session_id, "hello again").await?.stop_reason;
+            Ok((child, refused, load, next))
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", live.acplb.stderr()));
+    assert!(
+        !child.0.contains(':'),
+        "a first life is a bare thread id: {child}"
+    );
+    let error = refused.expect_err("a child's session takes no prompt");
+    assert!(error.message.contains("is a subagent's session"), "{error:?}");
+    let error = load.expect_err("a child's session is not loaded on its own");
+    assert!(error.message.contains("is a subagent's session"), "{error:?}");
     assert_eq!(next, StopReason::EndTurn);
 }
 

@@ -190,12 +190,12 @@ pub(crate) fn unknown_session(id: &str) -> Error {
 
 /// Why a request naming a subagent's session (ADR 0055) finds none: such a session is shown,
 /// never driven or kept on its own (its parent's agent directs it, its parent's journal keeps
-/// it). Known by its shape: `<parent>:subagent:<thread>`, or AIR's `<thread>:generation:<n>`
-/// (AIR's first life of a child is its bare thread id, which looks like any other). `None` for
-/// any other id.
+/// it). Known by its shape: `<parent>:subagent:<thread>`, or AIR's `<thread>:generation:<n>`;
+/// AIR's first life of a child is its bare thread id, which looks like any other, and is known
+/// when this process sent it to an AIR client (`provider::air_ids`). `None` for any other id.
 pub(crate) fn subagents_session(id: &str) -> Option<String> {
     use crate::provider::route::{CHILD, GENERATION};
-    (id.contains(CHILD) || id.contains(GENERATION)).then(|| {
+    (id.contains(CHILD) || id.contains(GENERATION) || crate::provider::air_ids::was_shown(id)).then(|| {
         format!(
             "session `{id}` is a subagent's session: the agent of the session that started it directs it, so it takes no prompt or setting from the editor (a cancel stops its work while it runs), and loading its parent shows it again"
         )

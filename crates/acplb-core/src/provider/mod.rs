@@ -19,6 +19,7 @@ use crate::permission::Mode;
 use crate::session::modes::ProviderModes;
 use crate::session::options::OptionCatalog;
 
+pub mod air_ids;
 mod failure;
 pub mod followers;
 pub mod route;

@@ -109,14 +109,15 @@ pub(super) async fn off_loop<T: Send + 'static>(
 }
 
 fn load_blocking(state: &Path, id: &str, limit: u64) -> Result<Loaded, Error> {
+    // A subagent's session (AIR's bare thread id of a child's first life) is told as such.
     let unknown = || {
-        wire::invalid_params(
-            Reason::UnknownSession,
+        let message = wire::subagents_session(id).unwrap_or_else(|| {
             format!(
                 "unknown session `{id}`: acplb keeps no session of that id (looked in {})",
                 state::sessions_dir(state).display()
-            ),
-        )
+            )
+        });
+        wire::invalid_params(Reason::UnknownSession, message)
     };
     let dir = SessionDir::open(state, id).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => unknown(),

@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 };
 use serde_json::{Value, json};
 
-use crate::provider::route;
+use crate::provider::{air_ids, route};
 
 /// What goes on the wire for one update.
 #[derive(Debug)]
@@ -37,6 +37,11 @@ pub(crate) fn wire(session: &SessionId, mut update: SessionUpdate, air: bool) ->
             let Some(update) = air_update(&child) else {
                 return Wire::Nothing;
             };
+            if update["sessionUpdate"] == "subagent_spawned" {
+                // AIR knows the child by this id from now on: a request naming it is told what
+                // it names.
+                air_ids::shown(thread_of(&child.session_id.0));
+            }
             let params = json!({ "sessionId": session, "update": update });
             match UntypedMessage::new("session/update", params) {
                 Ok(message) => Wire::Untyped(message),
