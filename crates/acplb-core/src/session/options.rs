@@ -284,10 +284,10 @@ impl OptionCatalog {
                     || self.default_model.as_deref() == Some(text.as_str())
                     || self.models.iter().any(|(slug, _)| *slug == text);
                 if !known {
-                    let mut all: Vec<&str> = self.default_model.iter().map(String::as_str).collect();
-                    all.extend(self.models.iter().map(|(s, _)| s.as_str()));
-                    all.push(DEFAULT_VALUE);
-                    return Err(bad(one_of(all)));
+                    // What the picker offers, each once.
+                    let offered: Vec<String> =
+                        self.model_choices().iter().map(|c| c.value.to_string()).collect();
+                    return Err(bad(one_of(offered.iter().map(String::as_str))));
                 }
                 // Choosing the model in use by default keeps following the provider's configuration.
                 let is_default =
@@ -581,6 +581,26 @@ mod tests {
             e.contains("unknown config option `colour`; the options are one of: mode"),
             "{e}"
         );
+    }
+
+    /// An unknown model is told the models the picker offers, each once: the model in use
+    /// by default is listed once whether or not the catalog has it, and `default` only when
+    /// the picker shows it (no model configured).
+    #[test]
+    fn an_unknown_model_is_told_what_the_picker_offers() {
+        let (mut s, mut m) = (SessionSettings::default(), Mode::ReadOnly);
+        let told = |c: &OptionCatalog, s: &mut SessionSettings, m: &mut Mode| {
+            apply(c, s, m, MODEL, &id("gpt-0")).unwrap_err().to_string()
+        };
+        let in_catalog = told(&catalog(Some("gpt-5.5")), &mut s, &mut m);
+        assert!(in_catalog.ends_with("it takes one of: gpt-5.5"), "{in_catalog}");
+        let own = told(&catalog(Some("my-model")), &mut s, &mut m);
+        assert!(own.ends_with("it takes one of: my-model, gpt-5.5"), "{own}");
+        let none = told(&catalog(None), &mut s, &mut m);
+        assert!(none.ends_with("it takes one of: default, gpt-5.5"), "{none}");
+        // `default` is still taken where it is not shown: it means the model Codex is set to.
+        apply(&catalog(Some("gpt-5.5")), &mut s, &mut m, MODEL, &id("default")).unwrap();
+        assert_eq!(s.model, None);
     }
 
     #[test]
