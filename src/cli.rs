@@ -306,8 +306,9 @@ pub(crate) enum MailBackendArg {
 const AFTER_HELP: &str = "\
 Modes (session/set_mode): read-only (default: Codex reads; on app-server it asks before edits
 and anything more), auto (edits and commands inside the workspace sandbox; asks before anything
-outside it), full-access (no sandbox, never asks). On exec Codex never asks: what the sandbox
-refuses fails.
+outside it), full-access (no sandbox, never asks), plan (app-server only: Codex plans and asks
+questions, edits nothing; switching to another mode carries the plan out). On exec Codex never
+asks: what the sandbox refuses fails.
 
 Plugins: a composer.toml lists plugins (atm-identity, atm-mail, audit) run for every session;
 see composer.toml.example and `acplb config check`. A workspace's own composer.toml runs only
