@@ -188,6 +188,17 @@ pub(crate) fn unknown_session(id: &str) -> Error {
     )
 }
 
+/// A request naming a session this connection closed (ADR 0012): unknown now, and how to open
+/// it again.
+pub(crate) fn closed_session(id: &str) -> Error {
+    build(
+        Error::invalid_params(),
+        Reason::UnknownSession,
+        &format!("unknown session `{id}`: it was closed; session/load or session/resume opens it again"),
+        json!({ "sessionId": id }),
+    )
+}
+
 /// Why a request naming a subagent's session (ADR 0055) finds none: such a session is shown,
 /// never driven or kept on its own (its parent's agent directs it, its parent's journal keeps
 /// it). Known by its shape: `<parent>:subagent:<thread>`, or AIR's `<thread>:generation:<n>`;

@@ -139,7 +139,13 @@ pub(super) struct Store {
     /// The session list watcher of this connection and its subscriptions (`list_watch.rs`).
     pub(super) list_watch: Option<UnboundedSender<super::list_watch::Ask>>,
     pub(super) list_subs: std::collections::HashSet<String>,
+    /// The sessions this connection closed last (at most [`CLOSED_KEPT`]): a request naming
+    /// one is told it was closed and how to open it again, not only that it is unknown.
+    pub(super) closed: std::collections::VecDeque<SessionId>,
 }
+
+/// How many closed sessions [`Store::closed`] remembers.
+const CLOSED_KEPT: usize = 256;
 
 impl Store {
     pub(super) fn new(
@@ -162,6 +168,7 @@ impl Store {
             auth_poke: None,
             list_watch: None,
             list_subs: std::collections::HashSet::new(),
+            closed: std::collections::VecDeque::new(),
         }
     }
 
@@ -319,7 +326,7 @@ impl Store {
                         responder,
                     },
                 ),
-                None => unknown(&req.session_id, responder),
+                None => self.unknown(&req.session_id, responder),
             },
             Command::SetConfig { req, responder } => match self.sessions.get(&req.session_id) {
                 Some(h) => {
@@ -333,7 +340,7 @@ impl Store {
                         },
                     );
                 }
-                None => unknown(&req.session_id, responder),
+                None => self.unknown(&req.session_id, responder),
             },
         }
     }
@@ -357,11 +364,16 @@ impl Store {
                     format!("session `{id}` is still opening; close it once it has opened"),
                 )));
             } else {
-                unknown(id, responder);
+                self.unknown(id, responder);
             }
             return;
         };
         send(&handle.tx, SessionMsg::Close);
+        self.closed.retain(|c| c != id);
+        if self.closed.len() >= CLOSED_KEPT {
+            self.closed.pop_front();
+        }
+        self.closed.push_back(id.clone());
         let id = id.clone();
         tokio::task::spawn_local(async move {
             if let Err(e) = handle.task.await {
@@ -397,6 +409,19 @@ pub(super) fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
     }
 }
 
-pub(super) fn unknown<T: agent_client_protocol::JsonRpcResponse>(id: &SessionId, responder: Responder<T>) {
-    reply(responder.respond_with_error(wire::unknown_session(&id.to_string())));
+impl Store {
+    /// Answers a request naming no open session: one this connection closed is told so, and
+    /// how to open it again.
+    pub(super) fn unknown<T: agent_client_protocol::JsonRpcResponse>(
+        &self,
+        id: &SessionId,
+        responder: Responder<T>,
+    ) {
+        let error = if self.closed.contains(id) {
+            wire::closed_session(&id.to_string())
+        } else {
+            wire::unknown_session(&id.to_string())
+        };
+        reply(responder.respond_with_error(error));
+    }
 }

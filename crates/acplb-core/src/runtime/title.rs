@@ -12,7 +12,7 @@ use agent_client_protocol::v1::schema::{
 
 use super::durable::{self, READ_LIMIT};
 use super::shelf::{not_found, refusal};
-use super::store::{Store, send, unknown};
+use super::store::{Store, send};
 use crate::error::Reason;
 use crate::error::wire::{self, reply};
 use crate::session::SessionMsg;
@@ -110,7 +110,7 @@ impl Store {
     /// without a turn.
     pub(super) fn route_prompt(&mut self, req: PromptRequest, responder: Responder<PromptResponse>) {
         let Some(handle) = self.sessions.get(&req.session_id) else {
-            return unknown(&req.session_id, responder);
+            return self.unknown(&req.session_id, responder);
         };
         match renames(&req.prompt) {
             Some(title) => self.retitle(req.session_id, &title, Titled::Prompt(responder)),

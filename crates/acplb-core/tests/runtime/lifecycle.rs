@@ -379,3 +379,35 @@ async fn closing_a_session_mid_turn_answers_the_prompt_cancelled_and_the_close()
     .await;
     assert!(timeline.has("provider end busy: cancelled"));
 }
+
+/// A request naming a session this connection closed is told it was closed and how to open it
+/// again; one naming a session it never had is told only that it is unknown; closing it again
+/// is the same.
+#[tokio::test(start_paused = true)]
+async fn a_prompt_to_a_closed_session_is_told_it_was_closed_and_how_to_open_it_again() {
+    let timeline = Timeline::default();
+    let provider = Scripted::new(&timeline);
+    serve(&provider, &timeline, options(), async |editor| {
+        let session = editor.start().await;
+        editor.close(&session).await.expect("the close is answered");
+        let closed = within("the closed session's prompt", editor.prompt(&session, "hello"))
+            .await
+            .unwrap()
+            .expect_err("a closed session takes no prompt");
+        assert_eq!(
+            closed.message,
+            format!(
+                "unknown session `{session}`: it was closed; session/load or session/resume opens it again"
+            )
+        );
+        let again = editor.close(&session).await.expect_err("closed already");
+        assert!(again.message.contains("it was closed"), "{again:?}");
+        let other = agent_client_protocol::v1::schema::SessionId::new("never-opened");
+        let unknown = within("an unknown session's prompt", editor.prompt(&other, "hello"))
+            .await
+            .unwrap()
+            .expect_err("an unknown session takes no prompt");
+        assert_eq!(unknown.message, "unknown session `never-opened`");
+    })
+    .await;
+}
