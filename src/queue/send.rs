@@ -44,8 +44,27 @@ pub(super) fn run(args: &SendArgs) -> anyhow::Result<bool> {
     };
     let id = queue::send(&state, &args.target, args.from.as_deref(), &text)
         .with_context(|| format!("sending to `{}`", args.target))?;
+    warn_if_no_such_session(&state, &args.target)?;
     writeln!(std::io::stdout().lock(), "{id}")?;
     Ok(true)
+}
+
+/// A target without `@` names a session: when none of that id is kept, says so on stderr (a
+/// mistyped id would otherwise wait forever, unseen). The message stays queued: the session
+/// may be one another state directory keeps, or be opened later.
+fn warn_if_no_such_session(state: &std::path::Path, target: &str) -> anyhow::Result<()> {
+    if target.contains('@') {
+        return Ok(());
+    }
+    let journal = acplb_core::sessions::state::journal_path(state, target);
+    if !journal.is_file() {
+        writeln!(
+            std::io::stderr().lock(),
+            "acplb: warning: no session `{target}` is kept in {}; the message waits in its queue until a session of that id opens (`acplb sessions list` shows the ids, a worker is name@team)",
+            state.display()
+        )?;
+    }
+    Ok(())
 }
 
 /// Stdin as text, refused past [`MAX_TEXT_BYTES`] without reading the rest.

@@ -49,6 +49,11 @@ fn a_sent_message_is_listed_and_claimable() {
         b"",
     );
     assert_eq!(sent.code, Some(0), "{}", sent.stderr);
+    assert!(
+        !sent.stderr.contains("warning"),
+        "a worker target: {}",
+        sent.stderr
+    );
     let id = sent.stdout.trim().to_owned();
     assert_eq!(id.len(), 36, "{id}");
 
@@ -92,6 +97,37 @@ fn a_message_can_come_from_stdin() {
     assert_eq!(pending[0].text, "first\nsecond ✓\n");
     assert_eq!(pending[0].from, None);
     assert_eq!(pending[0].id.to_string(), sent.stdout.trim());
+}
+
+/// A session id no session of this state directory has (a typo, most often) is warned about on
+/// stderr; the message is still queued, for a session of that id opened later. A kept session
+/// gets no warning.
+#[test]
+fn a_message_for_a_session_not_kept_here_is_queued_with_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let missing = queue(&state, &["send", "0b6a3f0e-no-such-session", "hello"], b"");
+    assert_eq!(missing.code, Some(0), "{}", missing.stderr);
+    assert!(
+        missing
+            .stderr
+            .contains("warning: no session `0b6a3f0e-no-such-session` is kept in"),
+        "{}",
+        missing.stderr
+    );
+    let id = missing.stdout.trim();
+    assert!(
+        state
+            .join(format!("queue/0b6a3f0e-no-such-session/{id}.json"))
+            .is_file(),
+        "still queued"
+    );
+    let kept = state.join("sessions/kept-session");
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(kept.join("journal.jsonl"), "").unwrap();
+    let sent = queue(&state, &["send", "kept-session", "hello"], b"");
+    assert_eq!(sent.code, Some(0), "{}", sent.stderr);
+    assert!(!sent.stderr.contains("warning"), "{}", sent.stderr);
 }
 
 #[test]
