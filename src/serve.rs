@@ -1,5 +1,6 @@
 //! `acplb serve`: the ACP server over stdio with the Codex provider.
 
+use std::io::IsTerminal as _;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +50,12 @@ pub(crate) fn codex_options(cli: &Cli, role: Option<&crate::roles::Role>) -> Cod
 }
 
 pub(crate) fn run(cli: &Cli) -> anyhow::Result<()> {
+    if std::io::stdin().is_terminal() {
+        // Someone typed `acplb` in a terminal: say what it waits for, not nothing.
+        tracing::warn!(
+            "acplb speaks the Agent Client Protocol (JSON-RPC lines) on stdin and stdout, for an editor to run it; waiting for a client. `acplb --help` explains, `acplb doctor` checks Codex, Ctrl-D ends"
+        );
+    }
     // The composer file first: a bad one stops acplb before it serves anything.
     let explicit = pipelines::explicit_source(cli.composer.as_deref());
     let checked_now = explicit.is_some();

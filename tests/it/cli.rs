@@ -87,3 +87,51 @@ async fn log_file_gets_the_logs_and_stdout_stays_clean() {
     let text = std::fs::read_to_string(&log).expect("the log file exists");
     assert!(text.contains("session created"), "{text}");
 }
+
+/// `acplb` typed in a terminal says on stderr what it waits for (an editor speaking ACP), and
+/// ends on Ctrl-D's end of input; run by an editor (stdin a pipe), it says nothing of the kind.
+#[test]
+fn acplb_in_a_terminal_says_what_it_waits_for() {
+    use nix::fcntl::{FcntlArg, FdFlag, fcntl};
+    let hint = "speaks the Agent Client Protocol";
+    let pty = nix::pty::openpty(None, None).expect("a pseudo-terminal");
+    // Neither end may leak into children (acplb holding the master would never see the end).
+    for fd in [&pty.master, &pty.slave] {
+        fcntl(fd, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)).unwrap();
+    }
+    let mut child = Command::new(ACPLB)
+        .env("ACPLB_CODEX", "/nope/codex")
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::from(pty.slave))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ctrl-D at the start of a line: end of input, and acplb ends.
+    let mut master = std::fs::File::from(pty.master);
+    std::io::Write::write_all(&mut master, b"\x04").unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("acplb did not end on Ctrl-D");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    drop(master);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
+    assert!(
+        stderr.contains(hint) && stderr.contains("acplb doctor"),
+        "{stderr}"
+    );
+    let piped = Command::new(ACPLB)
+        .env("ACPLB_CODEX", "/nope/codex")
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(!stderr.contains(hint), "{stderr}");
+}
