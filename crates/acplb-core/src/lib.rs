@@ -11,6 +11,7 @@ pub mod error;
 pub mod permission;
 pub mod plugin;
 pub mod provider;
+mod recent;
 pub mod redact;
 pub mod routing;
 pub mod runtime;

@@ -2,46 +2,29 @@
 //! Codex thread id, which looks like any session's: the runtime remembers the ones it sent, so
 //! a request naming one is told that it names a subagent's session, not an unknown one.
 
-use std::collections::{HashSet, VecDeque};
 use std::sync::{LazyLock, Mutex, PoisonError};
+
+use crate::recent::Recent;
 
 /// How many ids are remembered; past it the oldest are forgotten (a request naming one gets
 /// the plain unknown-session answer).
 const KEPT: usize = 4096;
 
-/// The ids sent, oldest first, and the same as a set.
-#[derive(Default)]
-struct Shown {
-    order: VecDeque<String>,
-    ids: HashSet<String>,
-}
-
 /// Every AIR connection of this process shares it (ids are Codex thread ids: unique).
-static SHOWN: LazyLock<Mutex<Shown>> = LazyLock::new(Mutex::default);
+static SHOWN: LazyLock<Mutex<Recent<String>>> = LazyLock::new(|| Mutex::new(Recent::new(KEPT)));
 
 /// `id` was sent to an AIR client as a subagent's session.
 pub fn shown(id: &str) {
-    let mut shown = SHOWN.lock().unwrap_or_else(PoisonError::into_inner);
-    if shown.ids.contains(id) {
-        return;
-    }
-    if shown.order.len() >= KEPT
-        && let Some(oldest) = shown.order.pop_front()
-    {
-        shown.ids.remove(&oldest);
-    }
-    shown.order.push_back(id.to_owned());
-    shown.ids.insert(id.to_owned());
+    SHOWN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(id.to_owned());
 }
 
 /// Whether `id` was sent to an AIR client as a subagent's session.
 #[must_use]
 pub fn was_shown(id: &str) -> bool {
-    SHOWN
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .ids
-        .contains(id)
+    SHOWN.lock().unwrap_or_else(PoisonError::into_inner).contains(id)
 }
 
 #[cfg(test)]

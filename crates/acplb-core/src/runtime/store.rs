@@ -141,7 +141,7 @@ pub(super) struct Store {
     pub(super) list_subs: std::collections::HashSet<String>,
     /// The sessions this connection closed last (at most [`CLOSED_KEPT`]): a request naming
     /// one is told it was closed and how to open it again, not only that it is unknown.
-    pub(super) closed: std::collections::VecDeque<SessionId>,
+    pub(super) closed: crate::recent::Recent<SessionId>,
 }
 
 /// How many closed sessions [`Store::closed`] remembers.
@@ -168,7 +168,7 @@ impl Store {
             auth_poke: None,
             list_watch: None,
             list_subs: std::collections::HashSet::new(),
-            closed: std::collections::VecDeque::new(),
+            closed: crate::recent::Recent::new(CLOSED_KEPT),
         }
     }
 
@@ -369,11 +369,7 @@ impl Store {
             return;
         };
         send(&handle.tx, SessionMsg::Close);
-        self.closed.retain(|c| c != id);
-        if self.closed.len() >= CLOSED_KEPT {
-            self.closed.pop_front();
-        }
-        self.closed.push_back(id.clone());
+        self.closed.insert(id.clone());
         let id = id.clone();
         tokio::task::spawn_local(async move {
             if let Err(e) = handle.task.await {
