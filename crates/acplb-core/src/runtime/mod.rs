@@ -5,6 +5,7 @@ mod asked;
 mod auth;
 mod auth_updates;
 mod batch_get;
+mod close;
 mod delete;
 mod durable;
 mod fork;

@@ -139,13 +139,10 @@ pub(super) struct Store {
     /// The session list watcher of this connection and its subscriptions (`list_watch.rs`).
     pub(super) list_watch: Option<UnboundedSender<super::list_watch::Ask>>,
     pub(super) list_subs: std::collections::HashSet<String>,
-    /// The sessions this connection closed last (at most [`CLOSED_KEPT`]): a request naming
-    /// one is told it was closed and how to open it again, not only that it is unknown.
+    /// The sessions this connection closed last (at most `close::CLOSED_KEPT`): a request naming
+    /// one is told it was closed and how to open it again, not only that it is unknown (`close.rs`).
     pub(super) closed: crate::recent::Recent<SessionId>,
 }
-
-/// How many closed sessions [`Store::closed`] remembers.
-const CLOSED_KEPT: usize = 256;
 
 impl Store {
     pub(super) fn new(
@@ -168,7 +165,7 @@ impl Store {
             auth_poke: None,
             list_watch: None,
             list_subs: std::collections::HashSet::new(),
-            closed: crate::recent::Recent::new(CLOSED_KEPT),
+            closed: crate::recent::Recent::new(super::close::CLOSED_KEPT),
         }
     }
 
@@ -354,32 +351,6 @@ impl Store {
             .is_some_and(|c| c.boolean.is_some())
     }
 
-    /// `session/close`: the session's turn is cancelled, its provider side stopped, then the
-    /// request is answered; its journal stays for a later load.
-    fn close_session(&mut self, id: &SessionId, responder: Responder<CloseSessionResponse>) {
-        let Some(handle) = self.sessions.remove(id) else {
-            if self.opening.contains_key(id) {
-                reply(responder.respond_with_error(wire::invalid_params(
-                    Reason::SessionOpening,
-                    format!("session `{id}` is still opening; close it once it has opened"),
-                )));
-            } else {
-                self.unknown(id, responder);
-            }
-            return;
-        };
-        send(&handle.tx, SessionMsg::Close);
-        self.closed.insert(id.clone());
-        let id = id.clone();
-        tokio::task::spawn_local(async move {
-            if let Err(e) = handle.task.await {
-                tracing::error!(session = %id, error = %e, "session actor ended abnormally");
-            }
-            tracing::info!(session = %id, "session closed");
-            reply(responder.respond(CloseSessionResponse::new()));
-        });
-    }
-
     /// `session/list`: the sessions kept, newest first.
     fn list_sessions(&self, req: ListSessionsRequest, responder: Responder<ListSessionsResponse>) {
         let Some(durability) = self.options.durability.clone() else {
@@ -402,22 +373,5 @@ pub(super) fn send(tx: &UnboundedSender<SessionMsg>, msg: SessionMsg) {
     if let Err(tokio::sync::mpsc::error::SendError(msg)) = tx.send(msg) {
         tracing::warn!("session actor is gone; request refused");
         msg.refuse("this session has stopped; start a new session");
-    }
-}
-
-impl Store {
-    /// Answers a request naming no open session: one this connection closed is told so, and
-    /// how to open it again.
-    pub(super) fn unknown<T: agent_client_protocol::JsonRpcResponse>(
-        &self,
-        id: &SessionId,
-        responder: Responder<T>,
-    ) {
-        let error = if self.closed.contains(id) {
-            wire::closed_session(&id.to_string())
-        } else {
-            wire::unknown_session(&id.to_string())
-        };
-        reply(responder.respond_with_error(error));
     }
 }
